@@ -1,0 +1,42 @@
+# The two commands: `make run` (serve on 127.0.0.1:8000) and `make test` (the whole suite).
+# Both work on a fresh machine with only python3: they create .venv and install what they need.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+STAMP := $(VENV)/.installed
+
+.PHONY: run test venv migrate lint typecheck fmt clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+migrate: $(STAMP)
+	$(BIN)/agentd migrate
+
+run: $(STAMP)
+	$(BIN)/agentd serve --migrate --host $(HOST) --port $(PORT)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check app tests migrations
+	$(BIN)/ruff format --check app tests migrations
+
+typecheck: $(STAMP)
+	$(BIN)/mypy app tests
+
+fmt: $(STAMP)
+	$(BIN)/ruff format app tests migrations
+	$(BIN)/ruff check --fix app tests migrations
+
+clean:
+	rm -rf $(VENV) data .pytest_cache .mypy_cache

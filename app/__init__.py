@@ -1,0 +1,8 @@
+"""agentd: a REST service that hosts LLM agents and keeps their sessions, invocations and artifacts."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("agentd")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0+unknown"

@@ -1,0 +1,1 @@
+"""HTTP routers: parse, authorise, call one service method, shape the response."""

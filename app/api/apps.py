@@ -1,0 +1,32 @@
+"""App catalogue routes (ADK's `/list-apps`)."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from app.api.deps import RegistryDep
+from app.api.schemas import AppSummary, ListAppsResponse
+
+router = APIRouter(tags=["apps"])
+
+
+@router.get(
+    "/list-apps",
+    response_model=list[str] | ListAppsResponse,
+    response_model_exclude_none=True,
+    summary="List the apps of the agents directory",
+    operation_id="list_apps",
+)
+async def list_apps(
+    registry: RegistryDep, detailed: Annotated[bool, Query()] = False
+) -> list[str] | ListAppsResponse:
+    """Sorted app names (ADK); `detailed=true` adds descriptions. Unknown params are ignored."""
+    apps = registry.list_apps()
+    if not detailed:
+        return [app.name for app in apps]
+    return ListAppsResponse(
+        apps=[
+            AppSummary(name=app.name, root_agent_name=app.name, description=app.description)
+            for app in apps
+        ]
+    )

@@ -1,0 +1,42 @@
+"""Liveness, readiness and version probes."""
+
+from fastapi import APIRouter, Request
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app import __version__
+from app.api.schemas import HealthResponse, VersionResponse
+from app.errors import ServiceUnavailable
+
+router = APIRouter(tags=["health"])
+
+ADK_COMPATIBILITY = "2.13.0"
+
+
+@router.get("/health", summary="Liveness probe", operation_id="health")
+async def health() -> HealthResponse:
+    """Always ok while the process serves requests."""
+    return HealthResponse(status="ok")
+
+
+@router.get(
+    "/readyz",
+    summary="Readiness probe (database reachable)",
+    operation_id="readyz",
+    responses={503: {"description": "A dependency is unreachable (service-unavailable)."}},
+)
+async def readyz(request: Request) -> HealthResponse:
+    """Ready when the database answers."""
+    db_engine: AsyncEngine = request.app.state.db_engine
+    try:
+        async with db_engine.connect() as connection:
+            await connection.execute(text("SELECT 1"))
+    except Exception as exc:
+        raise ServiceUnavailable("The database is unreachable.") from exc
+    return HealthResponse(status="ready")
+
+
+@router.get("/version", summary="Server version", operation_id="version")
+async def version() -> VersionResponse:
+    """The agentd version and the ADK api_server version its wire format follows."""
+    return VersionResponse(version=__version__, adk_compatibility=ADK_COMPATIBILITY)

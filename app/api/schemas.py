@@ -1,0 +1,56 @@
+"""Request and response bodies of the HTTP API that are not domain wire models."""
+
+from typing import Any
+
+from pydantic import Field
+
+from app.sessions.base import ID_PATTERN
+from app.sessions.models import Event, WireModel
+
+
+class CreateSessionRequest(WireModel):
+    """ADK's CreateSessionRequest: optional id and initial state."""
+
+    session_id: str | None = Field(default=None, pattern=ID_PATTERN, max_length=128)
+    state: dict[str, Any] | None = None
+
+
+class UpdateSessionRequest(WireModel):
+    """ADK's UpdateSessionRequest: a state delta recorded as a user event."""
+
+    state_delta: dict[str, Any]
+
+
+class EventPageResponse(WireModel):
+    """One page of a session's events."""
+
+    events: list[Event]
+    next_page_token: str | None = None
+
+
+class AppSummary(WireModel):
+    """One entry of `GET /list-apps?detailed=true`."""
+
+    name: str
+    root_agent_name: str
+    description: str = ""
+    language: str = "python"
+
+
+class ListAppsResponse(WireModel):
+    """`GET /list-apps?detailed=true`."""
+
+    apps: list[AppSummary]
+
+
+class HealthResponse(WireModel):
+    """Liveness / readiness answer."""
+
+    status: str
+
+
+class VersionResponse(WireModel):
+    """Build information."""
+
+    version: str
+    adk_compatibility: str

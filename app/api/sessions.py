@@ -1,0 +1,232 @@
+"""Session routes (ADK-compatible): create, get, list, patch state, delete, page events.
+
+The session's `last_seq` is served as a strong ETag and accepted in `If-Match` on PATCH, which
+gives HTTP clients the same optimistic concurrency the engine has, without adding keys to ADK's
+Session JSON. The list route returns ADK's bare array; its cursor travels in `X-Next-Page-Token`
+(and a `Link: rel="next"` header).
+"""
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Body, Header, Query, Request, Response, status
+
+from app.api.deps import KnownApp, SessionIdPath, SessionServiceDep, SettingsDep, UserIdPath
+from app.api.schemas import CreateSessionRequest, EventPageResponse, UpdateSessionRequest
+from app.errors import InvalidRequest, SessionNotFound
+from app.sessions.base import GetSessionConfig
+from app.sessions.models import Session
+
+router = APIRouter(prefix="/apps/{app_name}/users/{user_id}/sessions", tags=["sessions"])
+
+PageSize = Annotated[int | None, Query(alias="pageSize", ge=1, le=10_000)]
+PageToken = Annotated[str | None, Query(alias="pageToken", max_length=1024)]
+
+
+def _etag(session: Session) -> str:
+    return f'"{session.last_seq}"'
+
+
+def _parse_if_match(value: str | None) -> int | None:
+    if value is None or value.strip() == "*":
+        return None
+    tag = value.strip().removeprefix("W/").strip('"')
+    if not tag.isdigit():
+        raise InvalidRequest("If-Match must be an ETag this server issued for the session.")
+    return int(tag)
+
+
+def _page_size(requested: int | None, settings: SettingsDep) -> int:
+    return min(requested or settings.default_page_size, settings.max_page_size)
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    response_model=Session,
+    response_model_exclude_none=True,
+    summary="Create a session",
+    operation_id="create_session",
+    responses={409: {"description": "A session with that id exists (session-exists)."}},
+)
+async def create_session(
+    app: KnownApp,
+    user_id: UserIdPath,
+    sessions: SessionServiceDep,
+    response: Response,
+    body: Annotated[CreateSessionRequest | None, Body()] = None,
+) -> Session:
+    """Create a session with an optional caller-chosen id and initial state."""
+    body = body or CreateSessionRequest()
+    session = await sessions.create_session(
+        app_name=app.name, user_id=user_id, state=body.state, session_id=body.session_id
+    )
+    response.headers["ETag"] = _etag(session)
+    return session
+
+
+@router.post(
+    "/{session_id}",
+    status_code=status.HTTP_201_CREATED,
+    response_model=Session,
+    response_model_exclude_none=True,
+    summary="Create a session with the id in the path (ADK legacy form)",
+    operation_id="create_session_with_id",
+    responses={409: {"description": "A session with that id exists (session-exists)."}},
+)
+async def create_session_with_id(
+    app: KnownApp,
+    user_id: UserIdPath,
+    session_id: SessionIdPath,
+    sessions: SessionServiceDep,
+    response: Response,
+    state: Annotated[dict[str, object] | None, Body()] = None,
+) -> Session:
+    """Create a session whose id is given in the path; the body is its initial state."""
+    session = await sessions.create_session(
+        app_name=app.name, user_id=user_id, state=state, session_id=session_id
+    )
+    response.headers["ETag"] = _etag(session)
+    return session
+
+
+@router.get(
+    "",
+    response_model=list[Session],
+    response_model_exclude_none=True,
+    summary="List the user's sessions (without events)",
+    operation_id="list_sessions",
+)
+async def list_sessions(
+    app: KnownApp,
+    user_id: UserIdPath,
+    sessions: SessionServiceDep,
+    settings: SettingsDep,
+    request: Request,
+    response: Response,
+    page_size: PageSize = None,
+    page_token: PageToken = None,
+) -> list[Session]:
+    """Sessions ordered by id; follow `X-Next-Page-Token` for the next page."""
+    page = await sessions.list_sessions(
+        app_name=app.name,
+        user_id=user_id,
+        page_size=_page_size(page_size, settings),
+        page_token=page_token,
+    )
+    if page.next_page_token:
+        response.headers["X-Next-Page-Token"] = page.next_page_token
+        next_url = request.url.include_query_params(pageToken=page.next_page_token)
+        response.headers["Link"] = f'<{next_url}>; rel="next"'
+    return page.sessions
+
+
+@router.get(
+    "/{session_id}",
+    response_model=Session,
+    response_model_exclude_none=True,
+    summary="Get a session with its state and events",
+    operation_id="get_session",
+    responses={404: {"description": "No such session (session-not-found)."}},
+)
+async def get_session(
+    app: KnownApp,
+    user_id: UserIdPath,
+    session_id: SessionIdPath,
+    sessions: SessionServiceDep,
+    response: Response,
+    num_recent_events: Annotated[int | None, Query(alias="numRecentEvents", ge=0)] = None,
+    after_seq: Annotated[int | None, Query(alias="afterSeq", ge=0)] = None,
+) -> Session:
+    """The session; `numRecentEvents` keeps the last N events, `afterSeq` those after a seq."""
+    session = await sessions.get_session(
+        app_name=app.name,
+        user_id=user_id,
+        session_id=session_id,
+        config=GetSessionConfig(num_recent_events=num_recent_events, after_seq=after_seq),
+    )
+    if session is None:
+        raise SessionNotFound(f"Session {session_id!r} does not exist.")
+    response.headers["ETag"] = _etag(session)
+    return session
+
+
+@router.patch(
+    "/{session_id}",
+    response_model=Session,
+    response_model_exclude_none=True,
+    summary="Apply a state delta (recorded as a user event)",
+    operation_id="update_session",
+    responses={
+        404: {"description": "No such session (session-not-found)."},
+        409: {"description": "If-Match is stale (session-conflict)."},
+    },
+)
+async def update_session(
+    app: KnownApp,
+    user_id: UserIdPath,
+    session_id: SessionIdPath,
+    body: UpdateSessionRequest,
+    sessions: SessionServiceDep,
+    response: Response,
+    if_match: Annotated[str | None, Header(max_length=64)] = None,
+) -> Session:
+    """Record `stateDelta` as a user event; `If-Match: "<seq>"` makes it conditional."""
+    await sessions.update_state(
+        app_name=app.name,
+        user_id=user_id,
+        session_id=session_id,
+        state_delta=body.state_delta,
+        expected_seq=_parse_if_match(if_match),
+    )
+    session = await sessions.get_session(app_name=app.name, user_id=user_id, session_id=session_id)
+    if session is None:  # deleted right after our write
+        raise SessionNotFound(f"Session {session_id!r} does not exist.")
+    response.headers["ETag"] = _etag(session)
+    return session
+
+
+@router.delete(
+    "/{session_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Delete a session with its events and artifacts",
+    operation_id="delete_session",
+    responses={404: {"description": "No such session (session-not-found)."}},
+)
+async def delete_session(
+    app: KnownApp, user_id: UserIdPath, session_id: SessionIdPath, sessions: SessionServiceDep
+) -> Response:
+    """Delete the session; 404 if it does not exist."""
+    await sessions.delete_session(app_name=app.name, user_id=user_id, session_id=session_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get(
+    "/{session_id}/events",
+    response_model=EventPageResponse,
+    response_model_exclude_none=True,
+    summary="Page through a session's events by seq",
+    operation_id="list_session_events",
+    responses={404: {"description": "No such session (session-not-found)."}},
+)
+async def list_session_events(
+    app: KnownApp,
+    user_id: UserIdPath,
+    session_id: SessionIdPath,
+    sessions: SessionServiceDep,
+    settings: SettingsDep,
+    after_seq: Annotated[int | None, Query(alias="afterSeq", ge=0)] = None,
+    order: Literal["asc", "desc"] = "asc",
+    page_size: PageSize = None,
+    page_token: PageToken = None,
+) -> EventPageResponse:
+    """Events in seq order (`order=desc` for newest first), `pageSize` at a time."""
+    page = await sessions.list_events(
+        app_name=app.name,
+        user_id=user_id,
+        session_id=session_id,
+        after_seq=after_seq,
+        page_size=_page_size(page_size, settings),
+        page_token=page_token,
+        descending=order == "desc",
+    )
+    return EventPageResponse(events=page.events, next_page_token=page.next_page_token)

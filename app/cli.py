@@ -1,0 +1,39 @@
+"""The `agentd` console script: `serve` and `migrate`."""
+
+import argparse
+import logging
+import os
+
+from app.settings import get_settings
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the `agentd` command."""
+    parser = argparse.ArgumentParser(prog="agentd", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="serve the HTTP API with uvicorn")
+    serve.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+    serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--migrate", action="store_true", help="apply migrations first")
+    migrate = commands.add_parser("migrate", help="apply database migrations")
+    migrate.add_argument("revision", nargs="?", default="head")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+    if args.command == "migrate" or (args.command == "serve" and args.migrate):
+        from app.db.migrate import upgrade
+
+        url = get_settings().resolved_database_url
+        upgrade(url, getattr(args, "revision", "head"))
+        logging.getLogger("agentd").info("database at %s migrated", _redact(url))
+    if args.command == "serve":
+        import uvicorn
+
+        uvicorn.run("app.main:app", host=args.host, port=args.port, workers=args.workers)
+
+
+def _redact(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)

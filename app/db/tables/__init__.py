@@ -1,0 +1,12 @@
+"""All ORM tables; importing this package registers them on `Base.metadata`."""
+
+from app.db.tables.artifacts import StorageArtifactVersion
+from app.db.tables.sessions import StorageAppState, StorageEvent, StorageSession, StorageUserState
+
+__all__ = [
+    "StorageAppState",
+    "StorageArtifactVersion",
+    "StorageEvent",
+    "StorageSession",
+    "StorageUserState",
+]

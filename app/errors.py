@@ -1,0 +1,152 @@
+"""The error tree of agentd and its mapping to RFC 9457 problem details.
+
+Every error a domain package raises is an `AgentdError` subclass carrying a stable problem `type`
+slug, an HTTP status and a title. The classes derive from `rfc9457.Problem` so that the
+`fastapi-problem` handler installed by `app.main` renders them as `application/problem+json`
+without per-route code; nothing here imports fastapi.
+"""
+
+from collections.abc import MutableMapping
+from typing import Any, ClassVar
+
+import rfc9457
+
+
+class AgentdError(rfc9457.Problem):  # type: ignore[misc]
+    """Base of every error agentd raises on purpose; rendered as problem+json."""
+
+    problem_type: ClassVar[str] = "internal-error"
+    status_code_: ClassVar[int] = 500
+    default_title: ClassVar[str] = "Internal server error."
+
+    def __init__(
+        self,
+        detail: str | None = None,
+        *,
+        headers: MutableMapping[str, str] | None = None,
+        **extras: Any,
+    ) -> None:
+        super().__init__(
+            self.default_title,
+            type_=self.problem_type,
+            detail=detail,
+            status=self.status_code_,
+            headers=headers,
+            **extras,
+        )
+
+
+class InternalError(AgentdError):
+    """An unexpected failure; the detail never leaks internals."""
+
+    def __init__(self, *_args: Any, **_kwargs: Any) -> None:
+        super().__init__("The server failed to handle the request; it has been logged.")
+
+
+class NotFoundError(AgentdError):
+    """Something addressed by the request does not exist (or is not visible to the caller)."""
+
+    problem_type = "not-found"
+    status_code_ = 404
+    default_title = "Not found."
+
+
+class AppNotFound(NotFoundError):
+    """No app of that name in the agents directory."""
+
+    problem_type = "app-not-found"
+    default_title = "App not found."
+
+
+class SessionNotFound(NotFoundError):
+    """No such session for this app and user."""
+
+    problem_type = "session-not-found"
+    default_title = "Session not found."
+
+
+class ConflictError(AgentdError):
+    """The request conflicts with the current state of a resource."""
+
+    problem_type = "conflict"
+    status_code_ = 409
+    default_title = "Conflict."
+
+
+class SessionAlreadyExists(ConflictError):
+    """A session with the requested id already exists."""
+
+    problem_type = "session-exists"
+    default_title = "Session already exists."
+
+
+class SessionConflict(ConflictError):
+    """The session changed since the writer last read it (optimistic concurrency check failed)."""
+
+    problem_type = "session-conflict"
+    default_title = "Session was modified concurrently."
+
+    def __init__(
+        self,
+        detail: str | None = None,
+        *,
+        expected_seq: int | None = None,
+        actual_seq: int | None = None,
+    ) -> None:
+        extras = {"expectedSeq": expected_seq, "actualSeq": actual_seq}
+        super().__init__(detail, **{k: v for k, v in extras.items() if v is not None})
+        self.expected_seq = expected_seq
+        self.actual_seq = actual_seq
+
+
+class ArtifactVersionConflict(ConflictError):
+    """An artifact version row collided with an existing one; nothing was written."""
+
+    problem_type = "artifact-version-conflict"
+    default_title = "Artifact version already exists."
+
+
+class InvalidRequest(AgentdError):
+    """The request is well-formed JSON but semantically invalid."""
+
+    problem_type = "invalid-request"
+    status_code_ = 422
+    default_title = "Invalid request."
+
+
+class UnstorableValue(InvalidRequest):
+    """A value cannot be stored: not JSON-serialisable, or rejected by the database (e.g. NUL)."""
+
+    problem_type = "unstorable-value"
+    default_title = "Value cannot be stored."
+
+
+class InvalidPageToken(InvalidRequest):
+    """A pageToken that this server did not issue for this list."""
+
+    problem_type = "invalid-page-token"
+    status_code_ = 400
+    default_title = "Invalid page token."
+
+
+class InvalidIdentifier(InvalidRequest):
+    """An app, user or session id that is empty, too long or has forbidden characters."""
+
+    problem_type = "invalid-identifier"
+    default_title = "Invalid identifier."
+
+
+class PayloadTooLarge(AgentdError):
+    """The request body exceeds the configured limit."""
+
+    problem_type = "payload-too-large"
+    status_code_ = 413
+    default_title = "Request body too large."
+
+
+class ServiceUnavailable(AgentdError):
+    """A dependency (database, blob store) is unreachable."""
+
+    problem_type = "service-unavailable"
+    status_code_ = 503
+    default_title = "Service unavailable."

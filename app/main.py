@@ -1,0 +1,77 @@
+"""The ASGI application: `create_app(settings)` and the module-level `app` uvicorn serves.
+
+Engines and services are built in the lifespan (not at import), so importing this module is cheap
+and every test can build an app against its own database. The schema is owned by Alembic: the app
+never creates tables; `agentd migrate` (which `make run` calls) does.
+"""
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from fastapi_problem.handler import add_exception_handler, new_exception_handler
+
+from app import __version__
+from app.api import apps, health, sessions
+from app.api.middleware import BodySizeLimitMiddleware
+from app.db.engine import create_db_engine
+from app.errors import InternalError
+from app.registry import AppRegistry
+from app.sessions.database import DatabaseSessionService
+from app.settings import Settings, get_settings
+
+logger = logging.getLogger("agentd")
+
+
+def _operation_id(route: APIRoute) -> str:
+    return route.name
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the FastAPI app for `settings` (default: from the environment)."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db_engine = create_db_engine(
+            settings.resolved_database_url, pool_size=settings.db_pool_size, echo=settings.db_echo
+        )
+        app.state.db_engine = db_engine
+        app.state.session_service = DatabaseSessionService(
+            db_engine, max_session_events=settings.max_session_events
+        )
+        try:
+            yield
+        finally:
+            await app.state.session_service.close()
+            await db_engine.dispose()
+
+    app = FastAPI(
+        title="agentd",
+        version=__version__,
+        summary="Hosts LLM agents and keeps their sessions, invocations and artifacts.",
+        lifespan=lifespan,
+        generate_unique_id_function=_operation_id,
+    )
+    app.state.settings = settings
+    app.state.registry = AppRegistry(settings.agents_dir)
+    add_exception_handler(
+        app,
+        new_exception_handler(logger=logger, unhandled_wrappers={"default": InternalError}),
+        generic_swagger_defaults=True,
+    )
+    app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_request_bytes)
+    for module in (health, apps, sessions):
+        app.include_router(module.router)
+    return app
+
+
+def __getattr__(name: str) -> FastAPI:
+    # `uvicorn app.main:app` resolves `app` lazily, so importing app.main never reads settings.
+    if name == "app":
+        application = create_app()
+        globals()["app"] = application
+        return application
+    raise AttributeError(name)

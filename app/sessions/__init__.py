@@ -1,0 +1,1 @@
+"""Sessions: wire models, state scopes, the SessionService port and its implementations."""

@@ -1,0 +1,269 @@
+"""The SessionService port: what the engine and the API need from session storage.
+
+Every implementation passes the one contract suite in `tests/sessions/test_session_contract.py`.
+Arguments are keyword-only (as in ADK) so call sites stay readable and the port can grow.
+"""
+
+import base64
+import binascii
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_core import PydanticSerializationError
+
+from app.errors import (
+    InvalidIdentifier,
+    InvalidPageToken,
+    SessionConflict,
+    SessionNotFound,
+    UnstorableValue,
+)
+from app.sessions.models import Event, EventActions, Session, new_invocation_id
+from app.sessions.state import State, persistable_delta
+
+#: Ids of apps, users and sessions: no slashes, dots-only names, whitespace or control characters,
+#: so an id can never be a path segment that escapes anything.
+ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.@:+=~-]{0,127}$"
+_ID_RE = re.compile(ID_PATTERN)
+
+#: How often an unconditional state update retries after losing a race.
+UNCONDITIONAL_RETRIES = 20
+
+
+def validate_id(kind: str, value: str) -> str:
+    """Return `value` if it is a valid id, else raise InvalidIdentifier."""
+    if not _ID_RE.fullmatch(value):
+        raise InvalidIdentifier(f"{kind} {value!r} must match {ID_PATTERN}.", field=kind)
+    return value
+
+
+@dataclass(frozen=True)
+class GetSessionConfig:
+    """Which events `get_session` returns: the last N, and/or only those after a seq."""
+
+    num_recent_events: int | None = None
+    after_seq: int | None = None
+
+
+@dataclass(frozen=True)
+class NewArtifactVersion:
+    """An artifact version row to insert in the transaction of the event that names it."""
+
+    name: str
+    version: int
+    mime_type: str
+    size: int
+    sha256: str
+    blob_key: str
+    custom_metadata: dict[str, Any] = field(default_factory=dict)
+    create_time: float = 0.0
+
+    @property
+    def user_scoped(self) -> bool:
+        """Whether the artifact belongs to the user rather than the session."""
+        return self.name.startswith("user:")
+
+
+@dataclass
+class SessionPage:
+    """One page of sessions (without events) and the token of the next page."""
+
+    sessions: list[Session]
+    next_page_token: str | None = None
+
+
+@dataclass
+class EventPage:
+    """One page of events in the requested order and the token of the next page."""
+
+    events: list[Event]
+    next_page_token: str | None = None
+
+
+def encode_page_token(payload: dict[str, Any]) -> str:
+    """An opaque, URL-safe cursor."""
+    raw = json.dumps(payload, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_page_token(token: str, *, kind: str) -> dict[str, Any]:
+    """Decode a cursor made by `encode_page_token` for list `kind`, or raise InvalidPageToken."""
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        payload = json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise InvalidPageToken("The pageToken is not one this server issued.") from exc
+    if not isinstance(payload, dict) or payload.get("k") != kind:
+        raise InvalidPageToken("The pageToken belongs to another list.")
+    return payload
+
+
+class BaseSessionService(ABC):
+    """Stores sessions, their ordered events and the scoped state."""
+
+    @abstractmethod
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Create a session (generated id if `session_id` is None).
+
+        Raises:
+            SessionAlreadyExists: `session_id` is taken for this app and user.
+        """
+
+    @abstractmethod
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        """The session with merged state and its (most recent) events, or None."""
+
+    @abstractmethod
+    async def list_sessions(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        page_size: int = 100,
+        page_token: str | None = None,
+    ) -> SessionPage:
+        """A page of the user's sessions of the app, ordered by id, without events."""
+
+    @abstractmethod
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete the session with its events and session-scoped artifact rows.
+
+        Raises:
+            SessionNotFound: no such session.
+        """
+
+    @abstractmethod
+    async def list_events(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        after_seq: int | None = None,
+        page_size: int = 100,
+        page_token: str | None = None,
+        descending: bool = False,
+    ) -> EventPage:
+        """A page of the session's events ordered by seq.
+
+        Raises:
+            SessionNotFound: no such session.
+        """
+
+    @abstractmethod
+    async def append_event(
+        self,
+        session: Session,
+        event: Event,
+        *,
+        artifact_versions: Sequence[NewArtifactVersion] = (),
+    ) -> Event:
+        """Persist `event` with its state delta and artifact rows in one transaction.
+
+        Partial events are returned unpersisted. `temp:` keys are applied to `session.state` for
+        the rest of the invocation but stripped from the stored (and returned) event. On success
+        `event.seq` is set and `session` is updated in place (events, state, last_seq).
+
+        Args:
+            session: the writer's view; its `last_seq` is the optimistic-concurrency token.
+            event: the event to append.
+            artifact_versions: version rows named by `event.actions.artifact_delta`.
+
+        Raises:
+            SessionNotFound: the session was deleted.
+            SessionConflict: another writer appended since `session` was read.
+            ArtifactVersionConflict: an artifact version row already exists.
+            UnstorableValue: the event or a state value cannot be stored.
+        """
+
+    async def update_state(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        state_delta: dict[str, Any],
+        expected_seq: int | None = None,
+    ) -> Event:
+        """Record `state_delta` as a user event (ADK's PATCH), returning the persisted event.
+
+        With `expected_seq` the write is conditional (SessionConflict if the session moved on);
+        without it a concurrent append is simply retried, since a delta does not depend on what
+        came before it.
+        """
+        for _ in range(UNCONDITIONAL_RETRIES):
+            session = await self.get_session(
+                app_name=app_name,
+                user_id=user_id,
+                session_id=session_id,
+                config=GetSessionConfig(num_recent_events=0),
+            )
+            if session is None:
+                raise SessionNotFound(f"Session {session_id!r} does not exist.")
+            if expected_seq is not None and session.last_seq != expected_seq:
+                raise SessionConflict(
+                    f"Session {session_id!r} is at seq {session.last_seq}.",
+                    expected_seq=expected_seq,
+                    actual_seq=session.last_seq,
+                )
+            event = Event(
+                author="user",
+                invocation_id=new_invocation_id("p-"),
+                actions=EventActions(state_delta=state_delta),
+            )
+            try:
+                return await self.append_event(session, event)
+            except SessionConflict:
+                if expected_seq is not None:
+                    raise
+        raise SessionConflict("The session kept changing; retry later.")
+
+    async def close(self) -> None:  # noqa: B027 - optional hook, most services hold nothing
+        """Release resources held by the service."""
+
+
+def apply_event_to_session(session: Session, event: Event, temp_delta: dict[str, Any]) -> None:
+    """Reflect a persisted event in the writer's in-memory session object."""
+    session.state.update(event.actions.state_delta)
+    session.state.update(temp_delta)
+    session.events.append(event)
+    if event.seq is not None:
+        session.last_seq = event.seq
+    session.last_update_time = event.timestamp
+
+
+def prepare_event(event: Event) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Strip `temp:` keys from the event and serialise it for storage.
+
+    Returns the wire JSON (without `seq`) and the removed temp delta. Serialising here, before any
+    database work, turns a non-JSON state value into a clean UnstorableValue.
+    """
+    delta = event.actions.state_delta
+    temp = {k: v for k, v in delta.items() if k.startswith(State.TEMP_PREFIX)}
+    if temp:
+        event.actions.state_delta = persistable_delta(delta)
+    try:
+        wire = event.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"seq"})
+        # A round trip through the JSON encoder catches NaN/Infinity the database would reject.
+        json.dumps(wire, allow_nan=False)
+    except (ValueError, TypeError, PydanticSerializationError) as exc:
+        raise UnstorableValue(f"The event cannot be stored as JSON: {exc}") from exc
+    return wire, temp

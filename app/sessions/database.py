@@ -1,0 +1,438 @@
+"""SessionService on SQLAlchemy (SQLite or PostgreSQL).
+
+Each public method is one unit of work that commits before it returns, so the API never answers
+before its write is durable and the engine gets one transaction per event. `append_event` is the
+heart: a conditional UPDATE of the session row on `last_seq` (the optimistic check, which also takes
+the row lock), the event INSERT with `seq = last_seq + 1`, the state writes and the artifact version
+rows, all committed together or not at all. Shared state is upserted key by key, so concurrent
+writers of different `app:`/`user:` keys never lose each other's write. Reads run in one snapshot
+(REPEATABLE READ on PostgreSQL; a WAL read transaction on SQLite) so state and events agree.
+"""
+
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy import Select, delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.db.engine import DbSession, create_sessionmaker, write_options
+from app.db.tables import (
+    StorageAppState,
+    StorageArtifactVersion,
+    StorageEvent,
+    StorageSession,
+    StorageUserState,
+)
+from app.db.tables.artifacts import USER_SCOPE
+from app.errors import (
+    ArtifactVersionConflict,
+    SessionAlreadyExists,
+    SessionConflict,
+    SessionNotFound,
+    UnstorableValue,
+)
+from app.sessions.base import (
+    BaseSessionService,
+    EventPage,
+    GetSessionConfig,
+    NewArtifactVersion,
+    SessionPage,
+    apply_event_to_session,
+    decode_page_token,
+    encode_page_token,
+    prepare_event,
+    validate_id,
+)
+from app.sessions.models import Event, Session
+from app.sessions.state import merge_state, split_delta
+
+
+class DatabaseSessionService(BaseSessionService):
+    """Sessions, events and scoped state in a relational database."""
+
+    def __init__(self, db_engine: AsyncEngine, *, max_session_events: int = 10_000) -> None:
+        self._db_engine = db_engine
+        self._sessionmaker = create_sessionmaker(db_engine)
+        self._max_session_events = max_session_events
+        self._dialect = db_engine.dialect.name
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[DbSession]:
+        async with self._sessionmaker() as db:
+            options = {"isolation_level": "REPEATABLE READ"} if self._dialect != "sqlite" else {}
+            await db.connection(execution_options=options)
+            yield db
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[DbSession]:
+        async with self._sessionmaker() as db, db.begin():
+            await db.connection(execution_options=write_options)
+            yield db
+
+    # -- sessions -------------------------------------------------------------------------
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Create a session (generated id if `session_id` is None)."""
+        session_id = (
+            uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
+        )
+        scoped = split_delta(state or {})
+        now = time.time()
+        try:
+            async with self._write() as db:
+                db.add(
+                    StorageSession(
+                        app_name=app_name,
+                        user_id=user_id,
+                        id=session_id,
+                        state=scoped.session,
+                        last_seq=0,
+                        create_time=now,
+                        update_time=now,
+                    )
+                )
+                await db.flush()
+                await self._upsert_shared_state(db, app_name, user_id, scoped.app, scoped.user, now)
+                app_state, user_state = await self._shared_state(db, app_name, user_id)
+        except IntegrityError as exc:
+            raise SessionAlreadyExists(f"Session {session_id!r} already exists.") from exc
+        except DBAPIError as exc:
+            raise UnstorableValue("The initial state cannot be stored.") from exc
+        return Session(
+            id=session_id,
+            app_name=app_name,
+            user_id=user_id,
+            state=merge_state(scoped.session, app_state, user_state),
+            last_update_time=now,
+        )
+
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        """The session with merged state and its (most recent) events, or None."""
+        config = config or GetSessionConfig()
+        async with self._read() as db:
+            row = await self._session_row(db, app_name, user_id, session_id)
+            if row is None:
+                return None
+            limit = self._max_session_events
+            if config.num_recent_events is not None:
+                limit = min(limit, max(config.num_recent_events, 0))
+            query = select(StorageEvent.seq, StorageEvent.event).where(
+                StorageEvent.session_pk == row.pk
+            )
+            if config.after_seq is not None:
+                query = query.where(StorageEvent.seq > config.after_seq)
+            query = query.order_by(StorageEvent.seq.desc()).limit(limit)
+            rows = (await db.execute(query)).all() if limit > 0 else []
+            app_state, user_state = await self._shared_state(db, app_name, user_id)
+        events = [Event.from_stored(seq, data) for seq, data in reversed(rows)]
+        return _to_session(row, app_state, user_state, events)
+
+    async def list_sessions(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        page_size: int = 100,
+        page_token: str | None = None,
+    ) -> SessionPage:
+        """A page of the user's sessions of the app, ordered by id, without events."""
+        query = (
+            select(StorageSession)
+            .where(StorageSession.app_name == app_name, StorageSession.user_id == user_id)
+            .order_by(StorageSession.id)
+            .limit(page_size + 1)
+        )
+        if page_token:
+            after = decode_page_token(page_token, kind="sessions").get("after")
+            query = query.where(StorageSession.id > str(after))
+        async with self._read() as db:
+            rows = list((await db.scalars(query)).all())
+            app_state, user_state = await self._shared_state(db, app_name, user_id)
+        next_token = None
+        if len(rows) > page_size:
+            rows = rows[:page_size]
+            next_token = encode_page_token({"k": "sessions", "after": rows[-1].id})
+        return SessionPage(
+            sessions=[_to_session(r, app_state, user_state, []) for r in rows],
+            next_page_token=next_token,
+        )
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete the session; events and session artifact rows cascade."""
+        async with self._write() as db:
+            result = await db.execute(
+                delete(StorageSession).where(*_session_key(app_name, user_id, session_id))
+            )
+            if result.rowcount == 0:  # type: ignore[attr-defined]
+                raise SessionNotFound(f"Session {session_id!r} does not exist.")
+
+    async def list_events(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        after_seq: int | None = None,
+        page_size: int = 100,
+        page_token: str | None = None,
+        descending: bool = False,
+    ) -> EventPage:
+        """A page of the session's events ordered by seq."""
+        async with self._read() as db:
+            row = await self._session_row(db, app_name, user_id, session_id)
+            if row is None:
+                raise SessionNotFound(f"Session {session_id!r} does not exist.")
+            query: Select[tuple[int, dict[str, Any]]] = select(
+                StorageEvent.seq, StorageEvent.event
+            ).where(StorageEvent.session_pk == row.pk)
+            if after_seq is not None:
+                query = query.where(StorageEvent.seq > after_seq)
+            kind = "events-desc" if descending else "events-asc"
+            if page_token:
+                cursor = int(decode_page_token(page_token, kind=kind).get("seq", 0))
+                query = query.where(
+                    StorageEvent.seq < cursor if descending else StorageEvent.seq > cursor
+                )
+            order = StorageEvent.seq.desc() if descending else StorageEvent.seq.asc()
+            rows = (await db.execute(query.order_by(order).limit(page_size + 1))).all()
+        next_token = None
+        if len(rows) > page_size:
+            rows = rows[:page_size]
+            next_token = encode_page_token({"k": kind, "seq": rows[-1][0]})
+        return EventPage(
+            events=[Event.from_stored(seq, data) for seq, data in rows], next_page_token=next_token
+        )
+
+    # -- events ---------------------------------------------------------------------------
+
+    async def append_event(
+        self,
+        session: Session,
+        event: Event,
+        *,
+        artifact_versions: Sequence[NewArtifactVersion] = (),
+    ) -> Event:
+        """Persist `event` with its deltas and artifact rows in one transaction."""
+        if event.partial:
+            return event
+        wire, temp = prepare_event(event)
+        scoped = split_delta(wire["actions"].get("stateDelta", {}))
+        expected = session.last_seq
+        seq = expected + 1
+        now = time.time()
+        try:
+            async with self._write() as db:
+                claimed = (
+                    await db.execute(
+                        update(StorageSession)
+                        .where(
+                            *_session_key(session.app_name, session.user_id, session.id),
+                            StorageSession.last_seq == expected,
+                        )
+                        .values(last_seq=seq, update_time=now)
+                        .returning(StorageSession.pk, StorageSession.state)
+                    )
+                ).one_or_none()
+                if claimed is None:
+                    await self._raise_missing_or_conflict(db, session, expected)
+                    raise AssertionError("unreachable")  # pragma: no cover
+                session_pk, stored_state = claimed
+                db.add(
+                    StorageEvent(
+                        session_pk=session_pk,
+                        seq=seq,
+                        id=event.id,
+                        invocation_id=event.invocation_id,
+                        author=event.author,
+                        timestamp=event.timestamp,
+                        event=wire,
+                    )
+                )
+                if scoped.session:
+                    await db.execute(
+                        update(StorageSession)
+                        .where(StorageSession.pk == session_pk)
+                        .values(state={**stored_state, **scoped.session})
+                    )
+                await self._upsert_shared_state(
+                    db, session.app_name, session.user_id, scoped.app, scoped.user, now
+                )
+                db.add_all(
+                    _artifact_row(session, session_pk, seq, version, now)
+                    for version in artifact_versions
+                )
+                await db.flush()
+        except IntegrityError as exc:
+            if artifact_versions:
+                raise ArtifactVersionConflict(
+                    "An artifact version named by the event already exists."
+                ) from exc
+            raise SessionConflict(
+                "Another writer appended the same seq.", expected_seq=expected, actual_seq=seq
+            ) from exc
+        except DBAPIError as exc:
+            raise UnstorableValue(f"The database rejected the event: {exc.orig}") from exc
+        event.seq = seq
+        apply_event_to_session(session, event, temp)
+        return event
+
+    # -- helpers --------------------------------------------------------------------------
+
+    async def _raise_missing_or_conflict(
+        self, db: DbSession, session: Session, expected: int
+    ) -> None:
+        actual = await db.scalar(
+            select(StorageSession.last_seq).where(
+                *_session_key(session.app_name, session.user_id, session.id)
+            )
+        )
+        if actual is None:
+            raise SessionNotFound(f"Session {session.id!r} does not exist.")
+        raise SessionConflict(
+            f"Session {session.id!r} is at seq {actual}, the writer expected {expected}.",
+            expected_seq=expected,
+            actual_seq=actual,
+        )
+
+    @staticmethod
+    async def _session_row(
+        db: DbSession, app_name: str, user_id: str, session_id: str
+    ) -> StorageSession | None:
+        query = select(StorageSession).where(*_session_key(app_name, user_id, session_id))
+        return (await db.scalars(query)).one_or_none()
+
+    @staticmethod
+    async def _shared_state(
+        db: DbSession, app_name: str, user_id: str
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        app_rows = await db.execute(
+            select(StorageAppState.key, StorageAppState.value).where(
+                StorageAppState.app_name == app_name
+            )
+        )
+        user_rows = await db.execute(
+            select(StorageUserState.key, StorageUserState.value).where(
+                StorageUserState.app_name == app_name, StorageUserState.user_id == user_id
+            )
+        )
+        return {k: v for k, v in app_rows}, {k: v for k, v in user_rows}
+
+    async def _upsert_shared_state(
+        self,
+        db: DbSession,
+        app_name: str,
+        user_id: str,
+        app_delta: dict[str, Any],
+        user_delta: dict[str, Any],
+        now: float,
+    ) -> None:
+        insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
+        if app_delta:
+            stmt = insert(StorageAppState).values(
+                [
+                    {"app_name": app_name, "key": k, "value": v, "update_time": now}
+                    for k, v in sorted(app_delta.items())
+                ]
+            )
+            await db.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["app_name", "key"],
+                    set_={"value": stmt.excluded.value, "update_time": stmt.excluded.update_time},
+                )
+            )
+        if user_delta:
+            stmt = insert(StorageUserState).values(
+                [
+                    {
+                        "app_name": app_name,
+                        "user_id": user_id,
+                        "key": k,
+                        "value": v,
+                        "update_time": now,
+                    }
+                    for k, v in sorted(user_delta.items())
+                ]
+            )
+            await db.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["app_name", "user_id", "key"],
+                    set_={"value": stmt.excluded.value, "update_time": stmt.excluded.update_time},
+                )
+            )
+
+    async def count_events(self, *, app_name: str, user_id: str, session_id: str) -> int:
+        """How many events the session has (0 if it does not exist)."""
+        async with self._read() as db:
+            return int(
+                await db.scalar(
+                    select(func.count())
+                    .select_from(StorageEvent)
+                    .join(StorageSession, StorageSession.pk == StorageEvent.session_pk)
+                    .where(*_session_key(app_name, user_id, session_id))
+                )
+                or 0
+            )
+
+
+def _session_key(app_name: str, user_id: str, session_id: str) -> tuple[Any, ...]:
+    return (
+        StorageSession.app_name == app_name,
+        StorageSession.user_id == user_id,
+        StorageSession.id == session_id,
+    )
+
+
+def _to_session(
+    row: StorageSession,
+    app_state: dict[str, Any],
+    user_state: dict[str, Any],
+    events: list[Event],
+) -> Session:
+    return Session(
+        id=row.id,
+        app_name=row.app_name,
+        user_id=row.user_id,
+        state=merge_state(row.state, app_state, user_state),
+        events=events,
+        last_update_time=row.update_time,
+        last_seq=row.last_seq,
+    )
+
+
+def _artifact_row(
+    session: Session, session_pk: int, seq: int, version: NewArtifactVersion, now: float
+) -> StorageArtifactVersion:
+    return StorageArtifactVersion(
+        app_name=session.app_name,
+        user_id=session.user_id,
+        session_id=USER_SCOPE if version.user_scoped else session.id,
+        session_pk=None if version.user_scoped else session_pk,
+        event_seq=seq,
+        name=version.name,
+        version=version.version,
+        mime_type=version.mime_type,
+        size=version.size,
+        sha256=version.sha256,
+        blob_key=version.blob_key,
+        custom_metadata=version.custom_metadata,
+        create_time=version.create_time or now,
+    )

@@ -1,0 +1,232 @@
+"""SessionService kept in process memory: for tests and embedded, single-process use.
+
+It honours the same contract as the database service (optimistic check, all-or-nothing appends,
+scoped state) so code developed against it behaves the same in production. Everything handed out
+is a deep copy, so callers can never mutate stored data behind the service's back.
+"""
+
+import asyncio
+import copy
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.errors import ArtifactVersionConflict, SessionAlreadyExists, SessionNotFound
+from app.errors import SessionConflict
+from app.sessions.base import (
+    BaseSessionService,
+    EventPage,
+    GetSessionConfig,
+    NewArtifactVersion,
+    SessionPage,
+    apply_event_to_session,
+    decode_page_token,
+    encode_page_token,
+    prepare_event,
+    validate_id,
+)
+from app.sessions.models import Event, Session
+from app.sessions.state import merge_state, split_delta
+
+_UserKey = tuple[str, str]
+_ArtifactKey = tuple[str, str, str, str, int]
+
+
+@dataclass
+class _StoredSession:
+    app_name: str
+    user_id: str
+    id: str
+    state: dict[str, Any]
+    update_time: float
+    events: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def last_seq(self) -> int:
+        return self.events[-1][0] if self.events else 0
+
+
+class InMemorySessionService(BaseSessionService):
+    """Sessions in dicts, guarded by one lock."""
+
+    def __init__(self, *, max_session_events: int = 10_000) -> None:
+        self._sessions: dict[tuple[str, str, str], _StoredSession] = {}
+        self._app_state: dict[str, dict[str, Any]] = {}
+        self._user_state: dict[_UserKey, dict[str, Any]] = {}
+        self._artifacts: dict[_ArtifactKey, NewArtifactVersion] = {}
+        self._max_session_events = max_session_events
+        self._lock = asyncio.Lock()
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Create a session (generated id if `session_id` is None)."""
+        session_id = (
+            uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
+        )
+        scoped = split_delta(copy.deepcopy(state or {}))
+        async with self._lock:
+            key = (app_name, user_id, session_id)
+            if key in self._sessions:
+                raise SessionAlreadyExists(f"Session {session_id!r} already exists.")
+            stored = _StoredSession(app_name, user_id, session_id, scoped.session, time.time())
+            self._sessions[key] = stored
+            self._app_state.setdefault(app_name, {}).update(scoped.app)
+            self._user_state.setdefault((app_name, user_id), {}).update(scoped.user)
+            return self._to_session(stored, [])
+
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        """The session with merged state and its (most recent) events, or None."""
+        config = config or GetSessionConfig()
+        async with self._lock:
+            stored = self._sessions.get((app_name, user_id, session_id))
+            if stored is None:
+                return None
+            events = stored.events
+            if config.after_seq is not None:
+                events = [e for e in events if e[0] > config.after_seq]
+            limit = self._max_session_events
+            if config.num_recent_events is not None:
+                limit = min(limit, max(config.num_recent_events, 0))
+            events = events[-limit:] if limit > 0 else []
+            return self._to_session(stored, events)
+
+    async def list_sessions(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        page_size: int = 100,
+        page_token: str | None = None,
+    ) -> SessionPage:
+        """A page of the user's sessions of the app, ordered by id, without events."""
+        after = ""
+        if page_token:
+            after = str(decode_page_token(page_token, kind="sessions").get("after", ""))
+        async with self._lock:
+            ids = sorted(
+                s.id
+                for s in self._sessions.values()
+                if s.app_name == app_name and s.user_id == user_id and s.id > after
+            )
+            page = [self._to_session(self._sessions[(app_name, user_id, i)], []) for i in ids]
+        next_token = None
+        if len(page) > page_size:
+            page = page[:page_size]
+            next_token = encode_page_token({"k": "sessions", "after": page[-1].id})
+        return SessionPage(sessions=page, next_page_token=next_token)
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete the session with its events and session artifact rows."""
+        async with self._lock:
+            if self._sessions.pop((app_name, user_id, session_id), None) is None:
+                raise SessionNotFound(f"Session {session_id!r} does not exist.")
+            for key in [k for k in self._artifacts if k[:3] == (app_name, user_id, session_id)]:
+                del self._artifacts[key]
+
+    async def list_events(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        after_seq: int | None = None,
+        page_size: int = 100,
+        page_token: str | None = None,
+        descending: bool = False,
+    ) -> EventPage:
+        """A page of the session's events ordered by seq."""
+        kind = "events-desc" if descending else "events-asc"
+        cursor = int(decode_page_token(page_token, kind=kind).get("seq", 0)) if page_token else None
+        async with self._lock:
+            stored = self._sessions.get((app_name, user_id, session_id))
+            if stored is None:
+                raise SessionNotFound(f"Session {session_id!r} does not exist.")
+            rows = [r for r in stored.events if after_seq is None or r[0] > after_seq]
+            if descending:
+                rows = [r for r in reversed(rows) if cursor is None or r[0] < cursor]
+            else:
+                rows = [r for r in rows if cursor is None or r[0] > cursor]
+            rows = rows[: page_size + 1]
+            events = [Event.from_stored(seq, copy.deepcopy(data)) for seq, data in rows[:page_size]]
+        next_token = None
+        if len(rows) > page_size:
+            next_token = encode_page_token({"k": kind, "seq": rows[page_size - 1][0]})
+        return EventPage(events=events, next_page_token=next_token)
+
+    async def append_event(
+        self,
+        session: Session,
+        event: Event,
+        *,
+        artifact_versions: Sequence[NewArtifactVersion] = (),
+    ) -> Event:
+        """Persist `event` with its deltas and artifact rows, all or nothing."""
+        if event.partial:
+            return event
+        wire, temp = prepare_event(event)
+        scoped = split_delta(copy.deepcopy(wire["actions"].get("stateDelta", {})))
+        async with self._lock:
+            stored = self._sessions.get((session.app_name, session.user_id, session.id))
+            if stored is None:
+                raise SessionNotFound(f"Session {session.id!r} does not exist.")
+            if stored.last_seq != session.last_seq:
+                raise SessionConflict(
+                    f"Session {session.id!r} is at seq {stored.last_seq}.",
+                    expected_seq=session.last_seq,
+                    actual_seq=stored.last_seq,
+                )
+            artifact_keys = [self._artifact_key(session, v) for v in artifact_versions]
+            if any(k in self._artifacts for k in artifact_keys) or len(set(artifact_keys)) < len(
+                artifact_keys
+            ):
+                raise ArtifactVersionConflict(
+                    "An artifact version named by the event already exists."
+                )
+            # Every check has passed: from here on nothing can fail, so the write is atomic.
+            seq = stored.last_seq + 1
+            stored.events.append((seq, wire))
+            stored.state.update(scoped.session)
+            stored.update_time = time.time()
+            self._app_state.setdefault(session.app_name, {}).update(scoped.app)
+            self._user_state.setdefault((session.app_name, session.user_id), {}).update(
+                scoped.user
+            )
+            self._artifacts.update(zip(artifact_keys, artifact_versions, strict=True))
+        event.seq = seq
+        apply_event_to_session(session, event, temp)
+        return event
+
+    def _artifact_key(self, session: Session, version: NewArtifactVersion) -> _ArtifactKey:
+        scope = "" if version.user_scoped else session.id
+        return (session.app_name, session.user_id, scope, version.name, version.version)
+
+    def _to_session(self, stored: _StoredSession, events: list[tuple[int, dict[str, Any]]]) -> Session:
+        state = merge_state(
+            stored.state,
+            self._app_state.get(stored.app_name, {}),
+            self._user_state.get((stored.app_name, stored.user_id), {}),
+        )
+        return Session(
+            id=stored.id,
+            app_name=stored.app_name,
+            user_id=stored.user_id,
+            state=copy.deepcopy(state),
+            events=[Event.from_stored(seq, copy.deepcopy(data)) for seq, data in events],
+            last_update_time=stored.update_time,
+            last_seq=stored.last_seq,
+        )

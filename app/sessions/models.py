@@ -1,0 +1,111 @@
+"""Wire models of sessions and events, shaped exactly like ADK's JSON plus our `seq`.
+
+camelCase on the wire, either casing accepted on input, `None` fields omitted on output. Content
+and model metadata are google-genai `types`, the same classes ADK uses, so events round-trip
+between the two unchanged. Unknown input fields are ignored rather than rejected so that events
+written by a newer ADK still load.
+"""
+
+import time
+import uuid
+from typing import Any
+
+from google.genai import types
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class WireModel(BaseModel):
+    """Base of every JSON wire model: camelCase out, both casings in."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="ignore",
+        arbitrary_types_allowed=True,
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """JSON-ready dict: camelCase keys, None omitted."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class NodeInfo(WireModel):
+    """ADK 2.x: where in the agent graph an event was produced (empty path for user events)."""
+
+    path: str = ""
+
+
+class EventActions(WireModel):
+    """Side effects an event carries: state and artifact deltas, control flow requests."""
+
+    skip_summarization: bool | None = None
+    state_delta: dict[str, Any] = Field(default_factory=dict)
+    artifact_delta: dict[str, int] = Field(default_factory=dict)
+    transfer_to_agent: str | None = None
+    escalate: bool | None = None
+    requested_auth_configs: dict[str, Any] = Field(default_factory=dict)
+    requested_tool_confirmations: dict[str, Any] = Field(default_factory=dict)
+    end_of_agent: bool | None = None
+    agent_state: dict[str, Any] | None = None
+    rewind_before_invocation_id: str | None = None
+
+
+def new_event_id() -> str:
+    """A fresh event id (uuid4, as ADK writes it)."""
+    return str(uuid.uuid4())
+
+
+def new_invocation_id(prefix: str = "e-") -> str:
+    """A fresh invocation id: `e-` for runs, `p-` for state patches, as in ADK."""
+    return f"{prefix}{uuid.uuid4()}"
+
+
+class Event(WireModel):
+    """One entry of a session's history."""
+
+    content: types.Content | None = None
+    grounding_metadata: types.GroundingMetadata | None = None
+    partial: bool | None = None
+    turn_complete: bool | None = None
+    finish_reason: types.FinishReason | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    interrupted: bool | None = None
+    custom_metadata: dict[str, Any] | None = None
+    usage_metadata: types.GenerateContentResponseUsageMetadata | None = None
+    citation_metadata: types.CitationMetadata | None = None
+    avg_logprobs: float | None = None
+    model_version: str | None = None
+    invocation_id: str = ""
+    author: str
+    actions: EventActions = Field(default_factory=EventActions)
+    node_info: NodeInfo | None = Field(default_factory=NodeInfo)
+    long_running_tool_ids: list[str] | None = None
+    branch: str | None = None
+    id: str = Field(default_factory=new_event_id)
+    timestamp: float = Field(default_factory=time.time)
+    seq: int | None = Field(default=None, ge=1)
+
+    @classmethod
+    def from_stored(cls, seq: int, data: dict[str, Any]) -> "Event":
+        """Rebuild an event from its stored wire JSON and its seq."""
+        event = cls.model_validate(data)
+        event.seq = seq
+        return event
+
+
+class Session(WireModel):
+    """One conversation: merged state plus (some of) its events in seq order."""
+
+    id: str
+    app_name: str
+    user_id: str
+    state: dict[str, Any] = Field(default_factory=dict)
+    events: list[Event] = Field(default_factory=list)
+    last_update_time: float = 0.0
+    #: The seq of the newest persisted event; the optimistic-concurrency token. Not in ADK's JSON
+    #: (served as the ETag header instead).
+    last_seq: int = Field(default=0, exclude=True)

@@ -1,0 +1,55 @@
+"""Process-wide configuration, read once from `AGENTD_*` environment variables (or a `.env` file).
+
+pydantic-settings does the parsing so that every knob is typed, documented in one place and
+validated at start-up rather than at first use.
+"""
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """All settings of one agentd process."""
+
+    model_config = SettingsConfigDict(env_prefix="AGENTD_", env_file=".env", extra="ignore")
+
+    database_url: str = Field(
+        default="",
+        description="SQLAlchemy async URL; empty means an SQLite file in the data dir.",
+    )
+    data_dir: Path = Field(default=Path("data"), description="Local state: SQLite file, blobs.")
+    agents_dir: Path = Field(default=Path("agents"), description="One sub-folder per app.")
+    db_pool_size: int = Field(default=10, ge=1, le=200)
+    db_echo: bool = False
+
+    max_request_bytes: int = Field(
+        default=1024 * 1024, ge=1024, description="Largest JSON request body accepted (413 above)."
+    )
+    max_page_size: int = Field(default=1000, ge=1, description="Cap on any list's pageSize.")
+    default_page_size: int = Field(default=100, ge=1)
+    max_session_events: int = Field(
+        default=10_000,
+        ge=1,
+        description="GET session returns at most this many (most recent) events.",
+    )
+
+    @field_validator("default_page_size")
+    @classmethod
+    def _page_size_positive(cls, value: int) -> int:
+        return max(1, value)
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The database URL to use, defaulting to `<data_dir>/agentd.db`."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'agentd.db').resolve()}"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """The settings of this process, read once."""
+    return Settings()

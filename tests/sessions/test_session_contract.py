@@ -1,0 +1,342 @@
+"""The SessionService contract: every implementation (in-memory, SQLite, PostgreSQL) passes it."""
+
+from typing import Any
+
+import pytest
+from google.genai import types
+
+from app.errors import (
+    ArtifactVersionConflict,
+    InvalidIdentifier,
+    InvalidPageToken,
+    SessionAlreadyExists,
+    SessionConflict,
+    SessionNotFound,
+    UnstorableValue,
+)
+from app.sessions.base import BaseSessionService, GetSessionConfig, NewArtifactVersion
+from app.sessions.models import Event, EventActions, Session
+
+APP = "capital_agent"
+
+
+def _event(delta: dict[str, Any] | None = None, text: str | None = None, **kw: Any) -> Event:
+    content = types.Content(role="model", parts=[types.Part(text=text)]) if text else None
+    return Event(
+        author="agent",
+        invocation_id="e-1",
+        content=content,
+        actions=EventActions(state_delta=delta or {}, **kw),
+    )
+
+
+def _artifact(name: str, version: int) -> NewArtifactVersion:
+    return NewArtifactVersion(
+        name=name,
+        version=version,
+        mime_type="text/plain",
+        size=3,
+        sha256="0" * 64,
+        blob_key="sha256/00/00/" + "0" * 64,
+    )
+
+
+async def _reload(service: BaseSessionService, session: Session) -> Session:
+    fresh = await service.get_session(
+        app_name=session.app_name, user_id=session.user_id, session_id=session.id
+    )
+    assert fresh is not None
+    return fresh
+
+
+async def test_create_session_generates_an_id_when_none_is_given(
+    session_service: BaseSessionService,
+) -> None:
+    session = await session_service.create_session(app_name=APP, user_id="u1")
+    assert session.id
+    assert session.events == []
+    assert session.last_seq == 0
+    assert (await _reload(session_service, session)).id == session.id
+
+
+async def test_create_session_with_taken_id_raises_already_exists(
+    session_service: BaseSessionService,
+) -> None:
+    await session_service.create_session(app_name=APP, user_id="u1", session_id="s1")
+    with pytest.raises(SessionAlreadyExists):
+        await session_service.create_session(app_name=APP, user_id="u1", session_id="s1")
+    # The same id for another user or app is a different session.
+    await session_service.create_session(app_name=APP, user_id="u2", session_id="s1")
+    await session_service.create_session(app_name="other", user_id="u1", session_id="s1")
+
+
+@pytest.mark.parametrize("bad_id", ["../etc", "a/b", "a\x00b", "a\nb", "", ".", "x" * 129])
+async def test_create_session_rejects_unsafe_ids(
+    session_service: BaseSessionService, bad_id: str
+) -> None:
+    with pytest.raises(InvalidIdentifier):
+        await session_service.create_session(app_name=APP, user_id="u1", session_id=bad_id)
+
+
+async def test_get_missing_session_returns_none(session_service: BaseSessionService) -> None:
+    assert await session_service.get_session(app_name=APP, user_id="u1", session_id="nope") is None
+
+
+async def test_append_event_assigns_gap_free_seq_and_preserves_the_event(
+    session_service: BaseSessionService,
+) -> None:
+    session = await session_service.create_session(app_name=APP, user_id="u1")
+    call = types.Content(
+        role="model",
+        parts=[types.Part(function_call=types.FunctionCall(id="c1", name="f", args={"x": 1}))],
+    )
+    first = Event(author="agent", invocation_id="e-1", content=call, long_running_tool_ids=[])
+    await session_service.append_event(session, first)
+    for i in range(4):
+        await session_service.append_event(session, _event(text=f"t{i}"))
+    assert session.last_seq == 5
+    fresh = await _reload(session_service, session)
+    assert [e.seq for e in fresh.events] == [1, 2, 3, 4, 5]
+    assert fresh.last_seq == 5
+    assert fresh.events[0].to_wire() == first.to_wire()
+    assert fresh.events[0].content == call
+
+
+async def test_get_session_limits_events_to_recent_and_after_seq(
+    session_service: BaseSessionService,
+) -> None:
+    session = await session_service.create_session(app_name=APP, user_id="u1")
+    for i in range(10):
+        await session_service.append_event(session, _event(text=str(i)))
+    recent = await session_service.get_session(
+        app_name=APP,
+        user_id="u1",
+        session_id=session.id,
+        config=GetSessionConfig(num_recent_events=3),
+    )
+    assert recent is not None
+    assert [e.seq for e in recent.events] == [8, 9, 10]
+    after = await session_service.get_session(
+        app_name=APP, user_id="u1", session_id=session.id, config=GetSessionConfig(after_seq=7)
+    )
+    assert after is not None
+    assert [e.seq for e in after.events] == [8, 9, 10]
+    none = await session_service.get_session(
+        app_name=APP,
+        user_id="u1",
+        session_id=session.id,
+        config=GetSessionConfig(num_recent_events=0),
+    )
+    assert none is not None
+    assert none.events == []
+    assert none.last_seq == 10
+
+
+async def test_state_scopes_are_shared_exactly_as_their_prefix_says(
+    session_service: BaseSessionService,
+) -> None:
+    s1 = await session_service.create_session(app_name=APP, user_id="u1")
+    s1b = await session_service.create_session(app_name=APP, user_id="u1")
+    s2 = await session_service.create_session(app_name=APP, user_id="u2")
+    other_app = await session_service.create_session(app_name="other", user_id="u1")
+    delta = {"app:motd": "hi", "user:lang": "fr", "temp:scratch": 42, "topic": "capitals"}
+    event = await session_service.append_event(s1, _event(delta))
+
+    # temp: is visible to the writer for the rest of the invocation, never stored or returned.
+    assert s1.state["temp:scratch"] == 42
+    assert "temp:scratch" not in event.actions.state_delta
+    s1_fresh = await _reload(session_service, s1)
+    assert s1_fresh.state == {"app:motd": "hi", "user:lang": "fr", "topic": "capitals"}
+    assert "temp:scratch" not in s1_fresh.events[0].actions.state_delta
+
+    # user: reaches the user's other sessions; app: reaches other users; plain keys stay put.
+    assert (await _reload(session_service, s1b)).state == {"app:motd": "hi", "user:lang": "fr"}
+    assert (await _reload(session_service, s2)).state == {"app:motd": "hi"}
+    assert (await _reload(session_service, other_app)).state == {}
+
+    # Later writes from another session update the shared value everyone sees.
+    await session_service.append_event(s2, _event({"app:motd": "bye"}))
+    assert (await _reload(session_service, s1)).state["app:motd"] == "bye"
+
+
+async def test_create_session_state_is_split_by_scope(
+    session_service: BaseSessionService,
+) -> None:
+    state = {"k": 1, "user:v": 2, "app:a": 3, "temp:t": 4}
+    created = await session_service.create_session(app_name=APP, user_id="u1", state=state)
+    assert created.state == {"k": 1, "user:v": 2, "app:a": 3}
+    sibling = await session_service.create_session(app_name=APP, user_id="u1")
+    assert sibling.state == {"user:v": 2, "app:a": 3}
+
+
+async def test_stale_writer_gets_conflict_and_nothing_is_written(
+    session_service: BaseSessionService,
+) -> None:
+    session = await session_service.create_session(app_name=APP, user_id="u1")
+    stale = await _reload(session_service, session)
+    await session_service.append_event(session, _event({"n": 1}))
+    with pytest.raises(SessionConflict):
+        await session_service.append_event(stale, _event({"n": 99, "user:u": 99}))
+    fresh = await _reload(session_service, session)
+    assert fresh.state == {"n": 1}
+    assert [e.seq for e in fresh.events] == [1]
+
+
+async def test_partial_events_are_never_persisted(session_service: BaseSessionService) -> None:
+    session = await session_service.create_session(app_name=APP, user_id="u1")
+    partial = _event({"x": 1}, text="chunk")
+    partial.partial = True
+    returned = await session_service.append_event(session, partial)
+    assert returned.seq is None
+    fresh = await _reload(session_service, session)
+    assert fresh.events == []
+    assert fresh.state == {}
+
+
+async def test_failed_append_leaves_session_state_and_events_as_before(
+    session_service: BaseSessionService,
+) -> None:
+    session = await session_service.create_session(app_name=APP, user_id="u1", state={"k": 0})
+    await session_service.append_event(
+        session, _event({"k": 1}, artifact_delta={"a.txt": 0}), artifact_versions=[_artifact("a.txt", 0)]
+    )
+    before = await _reload(session_service, session)
+    # The event row goes in first; the duplicate artifact version row then fails the commit.
+    doomed = _event({"k": 2, "user:u": 2, "app:a": 2}, artifact_delta={"a.txt": 0})
+    with pytest.raises(ArtifactVersionConflict):
+        await session_service.append_event(session, doomed, artifact_versions=[_artifact("a.txt", 0)])
+    after = await _reload(session_service, session)
+    assert after.state == before.state == {"k": 1}
+    assert [e.to_wire() for e in after.events] == [e.to_wire() for e in before.events]
+    assert session.last_seq == 1
+    # The session is still usable by the same writer.
+    await session_service.append_event(session, _event({"k": 3}))
+    assert (await _reload(session_service, session)).state == {"k": 3}
+
+
+async def test_non_json_state_value_is_rejected_before_anything_is_written(
+    session_service: BaseSessionService,
+) -> None:
+    session = await session_service.create_session(app_name=APP, user_id="u1")
+    with pytest.raises(UnstorableValue):
+        await session_service.append_event(session, _event({"bad": object()}))
+    fresh = await _reload(session_service, session)
+    assert fresh.events == []
+    assert fresh.last_seq == 0
+
+
+async def test_user_scoped_artifact_versions_collide_across_sessions(
+    session_service: BaseSessionService,
+) -> None:
+    s1 = await session_service.create_session(app_name=APP, user_id="u1")
+    s2 = await session_service.create_session(app_name=APP, user_id="u1")
+    await session_service.append_event(
+        s1, _event(artifact_delta={"user:cv.pdf": 0}), artifact_versions=[_artifact("user:cv.pdf", 0)]
+    )
+    # Session-scoped names are per session ...
+    await session_service.append_event(s1, _event(), artifact_versions=[_artifact("a.txt", 0)])
+    await session_service.append_event(s2, _event(), artifact_versions=[_artifact("a.txt", 0)])
+    # ... user-scoped names are shared by the user's sessions.
+    with pytest.raises(ArtifactVersionConflict):
+        await session_service.append_event(
+            s2, _event(), artifact_versions=[_artifact("user:cv.pdf", 0)]
+        )
+
+
+async def test_delete_session_cascades_and_missing_delete_raises(
+    session_service: BaseSessionService,
+) -> None:
+    session = await session_service.create_session(app_name=APP, user_id="u1", session_id="s1")
+    await session_service.append_event(session, _event(), artifact_versions=[_artifact("a.txt", 0)])
+    await session_service.delete_session(app_name=APP, user_id="u1", session_id="s1")
+    assert await session_service.get_session(app_name=APP, user_id="u1", session_id="s1") is None
+    with pytest.raises(SessionNotFound):
+        await session_service.list_events(app_name=APP, user_id="u1", session_id="s1")
+    with pytest.raises(SessionNotFound):
+        await session_service.delete_session(app_name=APP, user_id="u1", session_id="s1")
+    with pytest.raises(SessionNotFound):
+        await session_service.append_event(session, _event())
+    # A new session with the same id starts empty; its artifact names are free again.
+    again = await session_service.create_session(app_name=APP, user_id="u1", session_id="s1")
+    await session_service.append_event(again, _event(), artifact_versions=[_artifact("a.txt", 0)])
+    assert (await _reload(session_service, again)).last_seq == 1
+
+
+async def test_list_sessions_pages_are_stable_and_complete(
+    session_service: BaseSessionService,
+) -> None:
+    ids = {f"s{i:02d}" for i in range(25)}
+    for sid in sorted(ids, reverse=True):
+        await session_service.create_session(app_name=APP, user_id="u1", session_id=sid)
+    await session_service.create_session(app_name=APP, user_id="u2", session_id="foreign")
+    seen: list[str] = []
+    token: str | None = None
+    while True:
+        page = await session_service.list_sessions(
+            app_name=APP, user_id="u1", page_size=10, page_token=token
+        )
+        assert len(page.sessions) <= 10
+        assert all(s.events == [] for s in page.sessions)
+        seen += [s.id for s in page.sessions]
+        token = page.next_page_token
+        if token is None:
+            break
+        # A session created mid-iteration before the cursor does not shift later pages.
+        await session_service.create_session(app_name=APP, user_id="u1", session_id=f"a{len(seen)}")
+    assert seen == sorted(ids)
+    with pytest.raises(InvalidPageToken):
+        await session_service.list_sessions(app_name=APP, user_id="u1", page_token="garbage!")
+
+
+async def test_list_events_pages_by_seq_in_both_orders(
+    session_service: BaseSessionService,
+) -> None:
+    session = await session_service.create_session(app_name=APP, user_id="u1")
+    for i in range(7):
+        await session_service.append_event(session, _event(text=str(i)))
+
+    async def collect(descending: bool, after_seq: int | None = None) -> list[int]:
+        seqs: list[int] = []
+        token: str | None = None
+        while True:
+            page = await session_service.list_events(
+                app_name=APP,
+                user_id="u1",
+                session_id=session.id,
+                page_size=3,
+                page_token=token,
+                descending=descending,
+                after_seq=after_seq,
+            )
+            seqs += [e.seq or 0 for e in page.events]
+            token = page.next_page_token
+            if token is None:
+                return seqs
+
+    assert await collect(False) == [1, 2, 3, 4, 5, 6, 7]
+    assert await collect(True) == [7, 6, 5, 4, 3, 2, 1]
+    assert await collect(False, after_seq=4) == [5, 6, 7]
+
+
+async def test_update_state_records_a_user_event_and_honours_expected_seq(
+    session_service: BaseSessionService,
+) -> None:
+    session = await session_service.create_session(app_name=APP, user_id="u1")
+    event = await session_service.update_state(
+        app_name=APP, user_id="u1", session_id=session.id, state_delta={"x": 2}
+    )
+    assert event.author == "user"
+    assert event.invocation_id.startswith("p-")
+    assert event.seq == 1
+    with pytest.raises(SessionConflict):
+        await session_service.update_state(
+            app_name=APP, user_id="u1", session_id=session.id, state_delta={"x": 3}, expected_seq=0
+        )
+    await session_service.update_state(
+        app_name=APP, user_id="u1", session_id=session.id, state_delta={"x": 4}, expected_seq=1
+    )
+    assert (await _reload(session_service, session)).state == {"x": 4}
+    with pytest.raises(SessionNotFound):
+        await session_service.update_state(
+            app_name=APP, user_id="u1", session_id="missing", state_delta={"x": 1}
+        )
