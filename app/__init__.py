@@ -1,4 +1,4 @@
-"""agentd: a REST service that hosts LLM agents and keeps their sessions, invocations and artifacts."""
+"""agentd: hosts LLM agents and keeps their sessions, invocations and artifacts."""
 
 from importlib.metadata import PackageNotFoundError, version
 

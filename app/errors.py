@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import rfc9457
 
 
-class AgentdError(rfc9457.Problem):  # type: ignore[misc]
+class AgentdError(rfc9457.Problem):
     """Base of every error agentd raises on purpose; rendered as problem+json."""
 
     problem_type: ClassVar[str] = "internal-error"
@@ -93,7 +93,7 @@ class SessionConflict(ConflictError):
         expected_seq: int | None = None,
         actual_seq: int | None = None,
     ) -> None:
-        extras = {"expectedSeq": expected_seq, "actualSeq": actual_seq}
+        extras: dict[str, Any] = {"expectedSeq": expected_seq, "actualSeq": actual_seq}
         super().__init__(detail, **{k: v for k, v in extras.items() if v is not None})
         self.expected_seq = expected_seq
         self.actual_seq = actual_seq

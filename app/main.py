@@ -8,6 +8,7 @@ never creates tables; `agentd migrate` (which `make run` calls) does.
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
@@ -57,9 +58,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.registry = AppRegistry(settings.agents_dir)
+    # Unexpected errors become a generic 500 problem; their text (maybe internals) is only logged.
+    unhandled: dict[str, Any] = {"default": InternalError}
     add_exception_handler(
         app,
-        new_exception_handler(logger=logger, unhandled_wrappers={"default": InternalError}),
+        new_exception_handler(logger=logger, unhandled_wrappers=unhandled),
         generic_swagger_defaults=True,
     )
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_request_bytes)

@@ -51,7 +51,7 @@ class PostgresServer:
         return f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/{database}"
 
     def psql(self, sql: str, database: str = "postgres") -> str:
-        """Run SQL through psql (used for CREATE/DROP DATABASE, which can't run in a transaction)."""
+        """Run SQL through psql (CREATE DATABASE cannot run inside a transaction)."""
         result = subprocess.run(
             [
                 str(self.bin_dir / "psql") if (self.bin_dir / "psql").exists() else "psql",
@@ -82,8 +82,17 @@ class PostgresServer:
 
     def stop(self) -> None:
         """Stop the server immediately and remove its files."""
-        _run_as_owner([str(self.bin_dir / "pg_ctl"), "-D", str(self.root / "data"), "-m",
-                       "immediate", "stop"], check=False)
+        _run_as_owner(
+            [
+                str(self.bin_dir / "pg_ctl"),
+                "-D",
+                str(self.root / "data"),
+                "-m",
+                "immediate",
+                "stop",
+            ],
+            check=False,
+        )
         shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -104,16 +113,38 @@ def start_postgres() -> PostgresServer:
     port = _free_port()
     try:
         _run_as_owner(
-            [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
-             "-E", "UTF8", "--no-sync", "--locale=C"]
+            [
+                str(bin_dir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+                "--locale=C",
+            ]
         )
         options = (
             f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
         )
         _run_as_owner(
-            [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w",
-             "-t", "60", "start"]
+            [
+                str(bin_dir / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(log),
+                "-o",
+                options,
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ]
         )
     except subprocess.CalledProcessError as exc:
         server_log = log.read_text() if log.exists() else ""

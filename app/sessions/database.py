@@ -334,7 +334,7 @@ class DatabaseSessionService(BaseSessionService):
                 StorageUserState.app_name == app_name, StorageUserState.user_id == user_id
             )
         )
-        return {k: v for k, v in app_rows}, {k: v for k, v in user_rows}
+        return dict(app_rows.all()), dict(user_rows.all())
 
     async def _upsert_shared_state(
         self,

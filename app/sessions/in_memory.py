@@ -13,8 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.errors import ArtifactVersionConflict, SessionAlreadyExists, SessionNotFound
-from app.errors import SessionConflict
+from app.errors import (
+    ArtifactVersionConflict,
+    SessionAlreadyExists,
+    SessionConflict,
+    SessionNotFound,
+)
 from app.sessions.base import (
     BaseSessionService,
     EventPage,
@@ -203,9 +207,7 @@ class InMemorySessionService(BaseSessionService):
             stored.state.update(scoped.session)
             stored.update_time = time.time()
             self._app_state.setdefault(session.app_name, {}).update(scoped.app)
-            self._user_state.setdefault((session.app_name, session.user_id), {}).update(
-                scoped.user
-            )
+            self._user_state.setdefault((session.app_name, session.user_id), {}).update(scoped.user)
             self._artifacts.update(zip(artifact_keys, artifact_versions, strict=True))
         event.seq = seq
         apply_event_to_session(session, event, temp)
@@ -215,7 +217,9 @@ class InMemorySessionService(BaseSessionService):
         scope = "" if version.user_scoped else session.id
         return (session.app_name, session.user_id, scope, version.name, version.version)
 
-    def _to_session(self, stored: _StoredSession, events: list[tuple[int, dict[str, Any]]]) -> Session:
+    def _to_session(
+        self, stored: _StoredSession, events: list[tuple[int, dict[str, Any]]]
+    ) -> Session:
         state = merge_state(
             stored.state,
             self._app_state.get(stored.app_name, {}),

@@ -198,13 +198,17 @@ async def test_failed_append_leaves_session_state_and_events_as_before(
 ) -> None:
     session = await session_service.create_session(app_name=APP, user_id="u1", state={"k": 0})
     await session_service.append_event(
-        session, _event({"k": 1}, artifact_delta={"a.txt": 0}), artifact_versions=[_artifact("a.txt", 0)]
+        session,
+        _event({"k": 1}, artifact_delta={"a.txt": 0}),
+        artifact_versions=[_artifact("a.txt", 0)],
     )
     before = await _reload(session_service, session)
     # The event row goes in first; the duplicate artifact version row then fails the commit.
     doomed = _event({"k": 2, "user:u": 2, "app:a": 2}, artifact_delta={"a.txt": 0})
     with pytest.raises(ArtifactVersionConflict):
-        await session_service.append_event(session, doomed, artifact_versions=[_artifact("a.txt", 0)])
+        await session_service.append_event(
+            session, doomed, artifact_versions=[_artifact("a.txt", 0)]
+        )
     after = await _reload(session_service, session)
     assert after.state == before.state == {"k": 1}
     assert [e.to_wire() for e in after.events] == [e.to_wire() for e in before.events]
@@ -231,7 +235,9 @@ async def test_user_scoped_artifact_versions_collide_across_sessions(
     s1 = await session_service.create_session(app_name=APP, user_id="u1")
     s2 = await session_service.create_session(app_name=APP, user_id="u1")
     await session_service.append_event(
-        s1, _event(artifact_delta={"user:cv.pdf": 0}), artifact_versions=[_artifact("user:cv.pdf", 0)]
+        s1,
+        _event(artifact_delta={"user:cv.pdf": 0}),
+        artifact_versions=[_artifact("user:cv.pdf", 0)],
     )
     # Session-scoped names are per session ...
     await session_service.append_event(s1, _event(), artifact_versions=[_artifact("a.txt", 0)])

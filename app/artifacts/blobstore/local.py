@@ -1,0 +1,245 @@
+"""`LocalBlobStore`: the blob store port on a local folder (the embedded default, `./data/blobs`).
+
+Layout under the root: ``sha256/ab/cd/<hex>`` holds finished blobs, ``tmp/`` holds uploads in
+progress. An upload is written to a temp file in ``tmp/`` (same filesystem), fsynced and then
+renamed over its final name with `os.replace`, so a reader never sees a partial blob and a crash
+leaves at most a stray temp file. Blocking file calls run in anyio worker threads, one chunk at a
+time; anyio rather than asyncio.to_thread because Starlette runs on anyio and shares its thread
+limiter. Directories are created on first use.
+"""
+
+import os
+import tempfile
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from datetime import datetime
+from pathlib import Path
+from typing import BinaryIO, ParamSpec, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from app.artifacts.blobstore.base import (
+    DEFAULT_CHUNK_SIZE,
+    BlobInfo,
+    BlobNotFound,
+    BlobStore,
+    BlobStoreError,
+    BlobStoreUnavailable,
+    check_key,
+    check_older_than,
+    check_range,
+    content_key,
+    is_key,
+    spool_hashed,
+)
+
+__all__ = ["LocalBlobStore"]
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+class LocalBlobStore(BlobStore):
+    """Blob store on a local directory; one replica only unless the folder is shared storage."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = Path(root).absolute()
+        self._tmp = self._root / "tmp"
+
+    @property
+    def root(self) -> Path:
+        """The directory that holds the blobs."""
+        return self._root
+
+    async def put_stream(
+        self, chunks: AsyncIterable[bytes], *, max_bytes: int | None = None
+    ) -> BlobInfo:
+        """Stream `chunks` to a temp file, then move it under its content key."""
+        tmp_path, sink = await _run(self._new_temp)
+        try:
+            with sink:
+                sha256, size = await spool_hashed(chunks, sink, max_bytes=max_bytes)
+                await _run(_fsync_file, sink)
+            key = content_key(sha256)
+            await _run(self._commit, tmp_path, self._path(key))
+        except BaseException:
+            # Shielded: the upload may have been cancelled, and the temp file must still go.
+            with anyio.CancelScope(shield=True):
+                await _run(_unlink, tmp_path)
+            raise
+        return BlobInfo(key=key, sha256=sha256, size=size)
+
+    async def open_range(
+        self,
+        key: str,
+        *,
+        start: int = 0,
+        end: int | None = None,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+    ) -> AsyncIterator[bytes]:
+        """Check the blob exists, then return an iterator over bytes `start`..`end` inclusive."""
+        check_range(start, end, chunk_size)
+        path = self._path(key)
+        total = await self._size(path, key)
+        stop = total if end is None else min(end + 1, total)
+        return _read_range(path, key, start, stop, chunk_size)
+
+    async def exists(self, key: str) -> bool:
+        """Return whether a blob is stored under `key`."""
+        return await _run(self._path(key).is_file)
+
+    async def size(self, key: str) -> int:
+        """Return the blob's size in bytes."""
+        return await self._size(self._path(key), key)
+
+    async def delete(self, key: str) -> None:
+        """Remove the blob if present."""
+        await _run(_unlink, self._path(key))
+
+    async def list_keys(self, *, older_than: datetime | None = None) -> AsyncIterator[str]:
+        """Yield stored keys, optionally only those last modified before `older_than`."""
+        check_older_than(older_than)
+        cutoff = None if older_than is None else older_than.timestamp()
+        blobs_dir = self._root / "sha256"
+        # One worker-thread hop per first-level fan-out directory keeps memory bounded by
+        # 1/256 of the store instead of materialising every key at once.
+        for first in await _run(_subdirs, blobs_dir):
+            for key in await _run(_scan_fanout, blobs_dir / first, cutoff):
+                yield key
+
+    async def ping(self) -> None:
+        """Raise BlobStoreUnavailable unless the root exists (or can be created) and is writable."""
+        try:
+            await anyio.to_thread.run_sync(self._check_writable)
+        except OSError as exc:
+            raise BlobStoreUnavailable(f"blob folder {self._root} is not usable: {exc}") from exc
+
+    async def aclose(self) -> None:
+        """Nothing to release: every call opens and closes its own files."""
+
+    def _path(self, key: str) -> Path:
+        # check_key admits only sha256/<hex2>/<hex2>/<hex64>, so the path cannot leave the root.
+        return self._root / check_key(key)
+
+    async def _size(self, path: Path, key: str) -> int:
+        size = await _run(_file_size, path)
+        if size is None:
+            raise BlobNotFound(key)
+        return size
+
+    def _new_temp(self) -> tuple[Path, BinaryIO]:
+        self._tmp.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=self._tmp, prefix="upload-", suffix=".part")
+        return Path(name), open(fd, "wb")  # closed by put_stream
+
+    def _commit(self, tmp_path: Path, final: Path) -> None:
+        try:
+            # Already stored: refresh mtime so garbage collection's grace period restarts.
+            os.utime(final)
+        except FileNotFoundError:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp_path, final)
+            _fsync_dir(final.parent)
+        else:
+            tmp_path.unlink()
+
+    def _check_writable(self) -> None:
+        self._root.mkdir(parents=True, exist_ok=True)
+        if not os.access(self._root, os.W_OK | os.X_OK):
+            raise PermissionError(f"no write access to {self._root}")
+
+
+async def _run(func: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+    """Run a blocking filesystem call in a worker thread; OS failures become BlobStoreError."""
+
+    def call() -> _T:
+        return func(*args, **kwargs)
+
+    try:
+        return await anyio.to_thread.run_sync(call)
+    except OSError as exc:
+        raise BlobStoreError(f"blob folder operation failed: {exc}") from exc
+
+
+async def _read_range(
+    path: Path, key: str, start: int, stop: int, chunk_size: int
+) -> AsyncIterator[bytes]:
+    if start >= stop:
+        return
+    source = await _run(_open_or_none, path)
+    if source is None:  # deleted between the existence check and the first read
+        raise BlobNotFound(key)
+    try:
+        await _run(source.seek, start)
+        remaining = stop - start
+        while remaining > 0:
+            chunk = await _run(source.read, min(chunk_size, remaining))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+            yield chunk
+    finally:
+        source.close()
+
+
+def _fsync_file(file: BinaryIO) -> None:
+    file.flush()
+    os.fsync(file.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    # Makes the rename itself durable, not only the file's contents.
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _unlink(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+def _open_or_none(path: Path) -> BinaryIO | None:
+    try:
+        return path.open("rb")
+    except FileNotFoundError:
+        return None
+
+
+def _file_size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return None
+
+
+def _subdirs(path: Path) -> list[str]:
+    try:
+        with os.scandir(path) as entries:
+            return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+    except FileNotFoundError:
+        return []
+
+
+def _scan_fanout(first: Path, cutoff: float | None) -> list[str]:
+    keys: list[str] = []
+    for second in _subdirs(first):
+        try:
+            with os.scandir(first / second) as it:
+                entries = list(it)
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            key = f"sha256/{first.name}/{second}/{entry.name}"
+            if not is_key(key) or not entry.is_file(follow_symlinks=False):
+                continue
+            if cutoff is not None:
+                try:
+                    modified = entry.stat(follow_symlinks=False).st_mtime
+                except FileNotFoundError:  # deleted while listing
+                    continue
+                if modified >= cutoff:
+                    continue
+            keys.append(key)
+    return keys

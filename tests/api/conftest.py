@@ -1,0 +1,30 @@
+"""An app per test on a fresh migrated database, driven through Starlette's TestClient."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+from app.settings import Settings
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def api_settings(db_url: str, tmp_path: Path) -> Settings:
+    """Settings on the test database, with the shipped agents dir."""
+    return Settings(
+        database_url=db_url,
+        data_dir=tmp_path / "data",
+        agents_dir=PROJECT_ROOT / "agents",
+        max_request_bytes=64 * 1024,
+    )
+
+
+@pytest.fixture
+def client(api_settings: Settings) -> Iterator[TestClient]:
+    """A client of a running app (lifespan entered)."""
+    with TestClient(create_app(api_settings)) as test_client:
+        yield test_client
