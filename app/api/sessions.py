@@ -13,7 +13,7 @@ from fastapi import APIRouter, Body, Header, Query, Request, Response, status
 from app.api.deps import KnownApp, SessionIdPath, SessionServiceDep, SettingsDep, UserIdPath
 from app.api.schemas import CreateSessionRequest, EventPageResponse, UpdateSessionRequest
 from app.errors import InvalidRequest, SessionNotFound
-from app.sessions.base import GetSessionConfig
+from app.sessions.base import MAX_SEQ, GetSessionConfig
 from app.sessions.models import Session
 
 router = APIRouter(prefix="/apps/{app_name}/users/{user_id}/sessions", tags=["sessions"])
@@ -30,7 +30,7 @@ def _parse_if_match(value: str | None) -> int | None:
     if value is None or value.strip() == "*":
         return None
     tag = value.strip().removeprefix("W/").strip('"')
-    if not tag.isdigit():
+    if not tag.isdigit() or int(tag) > MAX_SEQ:
         raise InvalidRequest("If-Match must be an ETag this server issued for the session.")
     return int(tag)
 
@@ -134,8 +134,10 @@ async def get_session(
     session_id: SessionIdPath,
     sessions: SessionServiceDep,
     response: Response,
-    num_recent_events: Annotated[int | None, Query(alias="numRecentEvents", ge=0)] = None,
-    after_seq: Annotated[int | None, Query(alias="afterSeq", ge=0)] = None,
+    num_recent_events: Annotated[
+        int | None, Query(alias="numRecentEvents", ge=0, le=MAX_SEQ)
+    ] = None,
+    after_seq: Annotated[int | None, Query(alias="afterSeq", ge=0, le=MAX_SEQ)] = None,
 ) -> Session:
     """The session; `numRecentEvents` keeps the last N events, `afterSeq` those after a seq."""
     session = await sessions.get_session(
@@ -214,7 +216,7 @@ async def list_session_events(
     session_id: SessionIdPath,
     sessions: SessionServiceDep,
     settings: SettingsDep,
-    after_seq: Annotated[int | None, Query(alias="afterSeq", ge=0)] = None,
+    after_seq: Annotated[int | None, Query(alias="afterSeq", ge=0, le=MAX_SEQ)] = None,
     order: Literal["asc", "desc"] = "asc",
     page_size: PageSize = None,
     page_token: PageToken = None,

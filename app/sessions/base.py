@@ -30,6 +30,9 @@ from app.sessions.state import State, persistable_delta
 ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.@:+=~-]{0,127}$"
 _ID_RE = re.compile(ID_PATTERN)
 
+#: Largest seq a client may name (a BIGINT column; larger values would overflow the driver).
+MAX_SEQ = 2**62
+
 #: How often an unconditional state update retries after losing a race.
 UNCONDITIONAL_RETRIES = 20
 
@@ -100,6 +103,28 @@ def decode_page_token(token: str, *, kind: str) -> dict[str, Any]:
     if not isinstance(payload, dict) or payload.get("k") != kind:
         raise InvalidPageToken("The pageToken belongs to another list.")
     return payload
+
+
+def session_cursor(token: str) -> str:
+    """The id after which a sessions page starts."""
+    after = decode_page_token(token, kind="sessions").get("after")
+    if not isinstance(after, str):
+        raise InvalidPageToken("The pageToken is not one this server issued.")
+    return after
+
+
+def event_cursor(token: str, *, descending: bool) -> int:
+    """The seq after (or, descending, before) which an events page starts."""
+    kind = "events-desc" if descending else "events-asc"
+    seq = decode_page_token(token, kind=kind).get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq <= MAX_SEQ:
+        raise InvalidPageToken("The pageToken is not one this server issued.")
+    return seq
+
+
+def event_page_token(seq: int, *, descending: bool) -> str:
+    """The cursor of the events page that follows the event `seq`."""
+    return encode_page_token({"k": "events-desc" if descending else "events-asc", "seq": seq})
 
 
 class BaseSessionService(ABC):

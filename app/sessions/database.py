@@ -43,9 +43,11 @@ from app.sessions.base import (
     NewArtifactVersion,
     SessionPage,
     apply_event_to_session,
-    decode_page_token,
     encode_page_token,
+    event_cursor,
+    event_page_token,
     prepare_event,
+    session_cursor,
     validate_id,
 )
 from app.sessions.models import Event, Session
@@ -162,8 +164,7 @@ class DatabaseSessionService(BaseSessionService):
             .limit(page_size + 1)
         )
         if page_token:
-            after = decode_page_token(page_token, kind="sessions").get("after")
-            query = query.where(StorageSession.id > str(after))
+            query = query.where(StorageSession.id > session_cursor(page_token))
         async with self._read() as db:
             rows = list((await db.scalars(query)).all())
             app_state, user_state = await self._shared_state(db, app_name, user_id)
@@ -206,9 +207,8 @@ class DatabaseSessionService(BaseSessionService):
             ).where(StorageEvent.session_pk == row.pk)
             if after_seq is not None:
                 query = query.where(StorageEvent.seq > after_seq)
-            kind = "events-desc" if descending else "events-asc"
             if page_token:
-                cursor = int(decode_page_token(page_token, kind=kind).get("seq", 0))
+                cursor = event_cursor(page_token, descending=descending)
                 query = query.where(
                     StorageEvent.seq < cursor if descending else StorageEvent.seq > cursor
                 )
@@ -217,7 +217,7 @@ class DatabaseSessionService(BaseSessionService):
         next_token = None
         if len(rows) > page_size:
             rows = rows[:page_size]
-            next_token = encode_page_token({"k": kind, "seq": rows[-1][0]})
+            next_token = event_page_token(rows[-1][0], descending=descending)
         return EventPage(
             events=[Event.from_stored(seq, data) for seq, data in rows], next_page_token=next_token
         )

@@ -26,9 +26,11 @@ from app.sessions.base import (
     NewArtifactVersion,
     SessionPage,
     apply_event_to_session,
-    decode_page_token,
     encode_page_token,
+    event_cursor,
+    event_page_token,
     prepare_event,
+    session_cursor,
     validate_id,
 )
 from app.sessions.models import Event, Session
@@ -120,7 +122,7 @@ class InMemorySessionService(BaseSessionService):
         """A page of the user's sessions of the app, ordered by id, without events."""
         after = ""
         if page_token:
-            after = str(decode_page_token(page_token, kind="sessions").get("after", ""))
+            after = session_cursor(page_token)
         async with self._lock:
             ids = sorted(
                 s.id
@@ -154,8 +156,7 @@ class InMemorySessionService(BaseSessionService):
         descending: bool = False,
     ) -> EventPage:
         """A page of the session's events ordered by seq."""
-        kind = "events-desc" if descending else "events-asc"
-        cursor = int(decode_page_token(page_token, kind=kind).get("seq", 0)) if page_token else None
+        cursor = event_cursor(page_token, descending=descending) if page_token else None
         async with self._lock:
             stored = self._sessions.get((app_name, user_id, session_id))
             if stored is None:
@@ -169,7 +170,7 @@ class InMemorySessionService(BaseSessionService):
             events = [Event.from_stored(seq, copy.deepcopy(data)) for seq, data in rows[:page_size]]
         next_token = None
         if len(rows) > page_size:
-            next_token = encode_page_token({"k": kind, "seq": rows[page_size - 1][0]})
+            next_token = event_page_token(rows[page_size - 1][0], descending=descending)
         return EventPage(events=events, next_page_token=next_token)
 
     async def append_event(

@@ -116,6 +116,20 @@ def test_wrong_query_types_are_422(client: TestClient) -> None:
         422,
         "request-validation-failed",
     )
+    assert_problem(
+        client.get(f"{BASE}/s1/events", params={"afterSeq": 10**30}),
+        422,
+        "request-validation-failed",
+    )
+    assert_problem(
+        client.get(f"{BASE}/s1", params={"numRecentEvents": -1}), 422, "request-validation-failed"
+    )
+    huge_etag = '"' + "9" * 30 + '"'
+    assert_problem(
+        client.patch(f"{BASE}/s1", json={"stateDelta": {}}, headers={"If-Match": huge_etag}),
+        422,
+        "invalid-request",
+    )
     assert_problem(client.get(BASE, params={"pageToken": "garbage!"}), 400, "invalid-page-token")
 
 

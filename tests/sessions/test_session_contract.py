@@ -1,5 +1,7 @@
 """The SessionService contract: every implementation (in-memory, SQLite, PostgreSQL) passes it."""
 
+import base64
+import json
 from typing import Any
 
 import pytest
@@ -346,3 +348,29 @@ async def test_update_state_records_a_user_event_and_honours_expected_seq(
         await session_service.update_state(
             app_name=APP, user_id="u1", session_id="missing", state_delta={"x": 1}
         )
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"k": "events-asc", "seq": "1; drop table"},
+        {"k": "events-asc", "seq": 2**70},
+        {"k": "events-asc", "seq": True},
+        {"k": "events-desc", "seq": 1},
+        {"k": "sessions", "after": 5},
+        {"seq": 1},
+        [1, 2],
+    ],
+)
+async def test_forged_page_tokens_are_rejected(
+    session_service: BaseSessionService, payload: object
+) -> None:
+    await session_service.create_session(app_name=APP, user_id="u1", session_id="s1")
+    token = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode()
+    with pytest.raises(InvalidPageToken):
+        await session_service.list_events(
+            app_name=APP, user_id="u1", session_id="s1", page_token=token
+        )
+    if isinstance(payload, dict) and payload.get("k") == "sessions":
+        with pytest.raises(InvalidPageToken):
+            await session_service.list_sessions(app_name=APP, user_id="u1", page_token=token)
