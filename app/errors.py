@@ -65,6 +65,13 @@ class SessionNotFound(NotFoundError):
     default_title = "Session not found."
 
 
+class ArtifactNotFound(NotFoundError):
+    """No such artifact, or no such version of it."""
+
+    problem_type = "artifact-not-found"
+    default_title = "Artifact not found."
+
+
 class ConflictError(AgentdError):
     """The request conflicts with the current state of a resource."""
 
@@ -121,6 +128,28 @@ class UnstorableValue(InvalidRequest):
     default_title = "Value cannot be stored."
 
 
+class InvalidArtifactName(InvalidRequest):
+    """An artifact name with traversal, control characters or over 512 bytes."""
+
+    problem_type = "invalid-artifact-name"
+    default_title = "Invalid artifact name."
+
+
+class InvalidArtifact(InvalidRequest):
+    """An artifact Part without inline data or text to store."""
+
+    problem_type = "invalid-artifact"
+    default_title = "Invalid artifact."
+
+
+class RangeNotSatisfiable(AgentdError):
+    """A Range header that does not overlap the artifact's bytes."""
+
+    problem_type = "range-not-satisfiable"
+    status_code_ = 416
+    default_title = "Range not satisfiable."
+
+
 class InvalidPageToken(InvalidRequest):
     """A pageToken that this server did not issue for this list."""
 
@@ -142,6 +171,13 @@ class PayloadTooLarge(AgentdError):
     problem_type = "payload-too-large"
     status_code_ = 413
     default_title = "Request body too large."
+
+
+class ArtifactTooLarge(PayloadTooLarge):
+    """An artifact above AGENTD_MAX_ARTIFACT_BYTES; nothing was stored."""
+
+    problem_type = "artifact-too-large"
+    default_title = "Artifact too large."
 
 
 class ServiceUnavailable(AgentdError):

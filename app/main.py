@@ -15,8 +15,10 @@ from fastapi.routing import APIRoute
 from fastapi_problem.handler import add_exception_handler, new_exception_handler
 
 from app import __version__
-from app.api import apps, health, sessions
+from app.api import apps, artifacts, health, sessions
 from app.api.middleware import BodySizeLimitMiddleware
+from app.artifacts.factory import create_blob_store
+from app.artifacts.service import ArtifactService
 from app.db.engine import create_db_engine
 from app.errors import InternalError
 from app.registry import AppRegistry
@@ -43,10 +45,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.session_service = DatabaseSessionService(
             db_engine, max_session_events=settings.max_session_events
         )
+        blob_store = create_blob_store(settings)
+        app.state.artifact_service = ArtifactService(
+            db_engine, blob_store, max_artifact_bytes=settings.max_artifact_bytes
+        )
         try:
             yield
         finally:
             await app.state.session_service.close()
+            await blob_store.aclose()
             await db_engine.dispose()
 
     app = FastAPI(
@@ -65,8 +72,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         new_exception_handler(logger=logger, unhandled_wrappers=unhandled),
         generic_swagger_defaults=True,
     )
-    app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_request_bytes)
-    for module in (health, apps, sessions):
+    app.add_middleware(
+        BodySizeLimitMiddleware,
+        max_bytes=settings.max_request_bytes,
+        max_upload_bytes=settings.max_artifact_bytes,
+    )
+    for module in (health, apps, sessions, artifacts):
         app.include_router(module.router)
     return app
 

@@ -6,6 +6,7 @@ validated at start-up rather than at first use.
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -26,7 +27,25 @@ class Settings(BaseSettings):
     db_echo: bool = False
 
     max_request_bytes: int = Field(
-        default=1024 * 1024, ge=1024, description="Largest JSON request body accepted (413 above)."
+        default=8 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body accepted, raw artifact uploads aside (413 above).",
+    )
+    max_artifact_bytes: int = Field(
+        default=64 * 1024 * 1024, ge=1, description="Largest artifact version (413 above)."
+    )
+
+    blob_store: Literal["local", "s3", "memory"] = Field(
+        default="local", description="Where artifact bytes live."
+    )
+    blob_dir: Path | None = Field(default=None, description="Local blob folder; <data_dir>/blobs.")
+    s3_bucket: str = ""
+    s3_prefix: str = ""
+    s3_endpoint_url: str | None = None
+    s3_region: str | None = None
+    s3_force_path_style: bool = False
+    gc_grace_seconds: int = Field(
+        default=3600, ge=0, description="`agentd gc` spares unreferenced blobs younger than this."
     )
     max_page_size: int = Field(default=1000, ge=1, description="Cap on any list's pageSize.")
     default_page_size: int = Field(default=100, ge=1)
@@ -40,6 +59,11 @@ class Settings(BaseSettings):
     @classmethod
     def _page_size_positive(cls, value: int) -> int:
         return max(1, value)
+
+    @property
+    def resolved_blob_dir(self) -> Path:
+        """The local blob folder, defaulting to `<data_dir>/blobs`."""
+        return self.blob_dir or self.data_dir / "blobs"
 
     @property
     def resolved_database_url(self) -> str:

@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Request
 
+from app.artifacts.service import ArtifactService
 from app.registry import AppInfo, AppRegistry
 from app.sessions.base import ID_PATTERN, BaseSessionService
 from app.settings import Settings
@@ -21,6 +22,12 @@ def get_session_service(request: Request) -> BaseSessionService:
     return service
 
 
+def get_artifact_service(request: Request) -> ArtifactService:
+    """The process-wide artifact service built in the lifespan."""
+    service: ArtifactService = request.app.state.artifact_service
+    return service
+
+
 def get_registry(request: Request) -> AppRegistry:
     """The app catalogue built in the lifespan."""
     registry: AppRegistry = request.app.state.registry
@@ -29,6 +36,7 @@ def get_registry(request: Request) -> AppRegistry:
 
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 SessionServiceDep = Annotated[BaseSessionService, Depends(get_session_service)]
+ArtifactServiceDep = Annotated[ArtifactService, Depends(get_artifact_service)]
 RegistryDep = Annotated[AppRegistry, Depends(get_registry)]
 
 AppNamePath = Annotated[

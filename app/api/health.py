@@ -6,6 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app import __version__
 from app.api.schemas import HealthResponse, VersionResponse
+from app.artifacts.service import ArtifactService
 from app.errors import ServiceUnavailable
 
 router = APIRouter(tags=["health"])
@@ -21,18 +22,23 @@ async def health() -> HealthResponse:
 
 @router.get(
     "/readyz",
-    summary="Readiness probe (database reachable)",
+    summary="Readiness probe (database and blob store reachable)",
     operation_id="readyz",
     responses={503: {"description": "A dependency is unreachable (service-unavailable)."}},
 )
 async def readyz(request: Request) -> HealthResponse:
-    """Ready when the database answers."""
+    """Ready when the database answers and the blob store is reachable."""
     db_engine: AsyncEngine = request.app.state.db_engine
+    artifacts: ArtifactService = request.app.state.artifact_service
     try:
         async with db_engine.connect() as connection:
             await connection.execute(text("SELECT 1"))
     except Exception as exc:
         raise ServiceUnavailable("The database is unreachable.") from exc
+    try:
+        await artifacts.blob_store.ping()
+    except Exception as exc:
+        raise ServiceUnavailable("The blob store is unreachable.") from exc
     return HealthResponse(status="ready")
 
 

@@ -2,30 +2,35 @@
 
 A pure ASGI middleware (not BaseHTTPMiddleware) so streaming bodies are counted as they arrive and
 a chunked upload over the limit is cut off without buffering it. An over-limit request gets 413
-problem+json whatever the route would have answered.
+problem+json whatever the route would have answered. Raw artifact uploads (`PUT .../content`) get
+the artifact limit instead of the general one.
 """
 
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import PayloadTooLarge
+from app.errors import ArtifactTooLarge, PayloadTooLarge
 
 
 class BodySizeLimitMiddleware:
     """Answer 413 payload-too-large for request bodies above `max_bytes`."""
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_bytes: int, max_upload_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.max_upload_bytes = max_upload_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check Content-Length up front, then count streamed chunks."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        upload = scope["method"] == "PUT" and scope["path"].endswith("/content")
+        limit = self.max_upload_bytes if upload else self.max_bytes
+        problem = ArtifactTooLarge if upload else PayloadTooLarge
         for name, value in scope["headers"]:
-            if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
-                await self._reject(send)
+            if name == b"content-length" and value.isdigit() and int(value) > limit:
+                await self._reject(send, problem, limit)
                 return
         received = 0
         exceeded = False
@@ -36,7 +41,7 @@ class BodySizeLimitMiddleware:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
+                if received > limit:
                     exceeded = True
                     # Hand the app an empty, final chunk: it stops reading; we answer 413.
                     return {"type": "http.request", "body": b"", "more_body": False}
@@ -51,10 +56,11 @@ class BodySizeLimitMiddleware:
 
         await self.app(scope, counting_receive, guarded_send)
         if exceeded and not started:
-            await self._reject(send)
+            await self._reject(send, problem, limit)
 
-    async def _reject(self, send: Send) -> None:
-        problem = PayloadTooLarge(f"The request body exceeds {self.max_bytes} bytes.")
+    @staticmethod
+    async def _reject(send: Send, problem_class: type[PayloadTooLarge], limit: int) -> None:
+        problem = problem_class(f"The request body exceeds {limit} bytes.")
         body = orjson.dumps(problem.marshal())
         await send(
             {

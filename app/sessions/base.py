@@ -219,20 +219,22 @@ class BaseSessionService(ABC):
             UnstorableValue: the event or a state value cannot be stored.
         """
 
-    async def update_state(
+    async def append_user_event(
         self,
         *,
         app_name: str,
         user_id: str,
         session_id: str,
-        state_delta: dict[str, Any],
+        actions: EventActions,
+        invocation_prefix: str = "p-",
+        artifact_versions: Sequence[NewArtifactVersion] = (),
         expected_seq: int | None = None,
     ) -> Event:
-        """Record `state_delta` as a user event (ADK's PATCH), returning the persisted event.
+        """Record `actions` as a content-less user event (REST writes: state, artifacts).
 
         With `expected_seq` the write is conditional (SessionConflict if the session moved on);
-        without it a concurrent append is simply retried, since a delta does not depend on what
-        came before it.
+        without it a concurrent append is simply retried, since such an event does not depend on
+        what came before it.
         """
         for _ in range(UNCONDITIONAL_RETRIES):
             session = await self.get_session(
@@ -251,15 +253,33 @@ class BaseSessionService(ABC):
                 )
             event = Event(
                 author="user",
-                invocation_id=new_invocation_id("p-"),
-                actions=EventActions(state_delta=state_delta),
+                invocation_id=new_invocation_id(invocation_prefix),
+                actions=actions.model_copy(deep=True),
             )
             try:
-                return await self.append_event(session, event)
+                return await self.append_event(session, event, artifact_versions=artifact_versions)
             except SessionConflict:
                 if expected_seq is not None:
                     raise
         raise SessionConflict("The session kept changing; retry later.")
+
+    async def update_state(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        state_delta: dict[str, Any],
+        expected_seq: int | None = None,
+    ) -> Event:
+        """Record `state_delta` as a user event (ADK's PATCH), returning the persisted event."""
+        return await self.append_user_event(
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            actions=EventActions(state_delta=state_delta),
+            expected_seq=expected_seq,
+        )
 
     async def close(self) -> None:  # noqa: B027 - optional hook, most services hold nothing
         """Release resources held by the service."""

@@ -1,10 +1,11 @@
 """All ORM tables; importing this package registers them on `Base.metadata`."""
 
-from app.db.tables.artifacts import StorageArtifactVersion
+from app.db.tables.artifacts import StorageArtifactCounter, StorageArtifactVersion
 from app.db.tables.sessions import StorageAppState, StorageEvent, StorageSession, StorageUserState
 
 __all__ = [
     "StorageAppState",
+    "StorageArtifactCounter",
     "StorageArtifactVersion",
     "StorageEvent",
     "StorageSession",

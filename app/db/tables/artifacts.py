@@ -44,3 +44,25 @@ class StorageArtifactVersion(Base):
     blob_key: Mapped[str] = mapped_column(Text)
     custom_metadata: Mapped[dict[str, Any]] = mapped_column(JsonType)
     create_time: Mapped[float] = mapped_column(EpochSeconds)
+
+
+class StorageArtifactCounter(Base):
+    """The next version number of one artifact name, allocated atomically at save time.
+
+    Allocation happens before the carrying event commits, in its own tiny transaction, so
+    concurrent saves of one name (even of a `user:` name from different sessions, on different
+    replicas) can never be handed the same version. A save whose event then fails burns its number:
+    versions may have gaps, never duplicates. The counter outlives `DELETE artifact`, so a deleted
+    name never reuses an old version number; it dies with its session.
+    """
+
+    __tablename__ = "artifact_counters"
+
+    app_name: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True)
+    session_id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True)
+    name: Mapped[str] = mapped_column(String(1024), primary_key=True)
+    session_pk: Mapped[int | None] = mapped_column(
+        ForeignKey("sessions.pk", ondelete="CASCADE"), nullable=True, index=True
+    )
+    next_version: Mapped[int] = mapped_column(Integer)
