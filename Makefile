@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test venv migrate lint typecheck fmt clean
+.PHONY: run test venv migrate gc bench-artifacts lint typecheck fmt clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,12 @@ venv: $(STAMP)
 migrate: $(STAMP)
 	$(BIN)/agentd migrate
 
+gc: $(STAMP)
+	$(BIN)/agentd gc
+
+bench-artifacts: $(STAMP)
+	$(BIN)/python -m bench.artifact_rss --mib 200
+
 run: $(STAMP)
 	$(BIN)/agentd serve --migrate --host $(HOST) --port $(PORT)
 
@@ -28,15 +34,15 @@ test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check app tests migrations
-	$(BIN)/ruff format --check app tests migrations
+	$(BIN)/ruff check app tests migrations bench
+	$(BIN)/ruff format --check app tests migrations bench
 
 typecheck: $(STAMP)
-	$(BIN)/mypy app tests
+	$(BIN)/mypy app tests bench
 
 fmt: $(STAMP)
-	$(BIN)/ruff format app tests migrations
-	$(BIN)/ruff check --fix app tests migrations
+	$(BIN)/ruff format app tests migrations bench
+	$(BIN)/ruff check --fix app tests migrations bench
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .mypy_cache

@@ -12,6 +12,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.errors import ArtifactTooLarge, PayloadTooLarge
 
 
+class _BodyTooLarge(Exception):
+    """Raised into the app from `receive`, so no handler can mistake a cut body for a whole one."""
+
+
 class BodySizeLimitMiddleware:
     """Answer 413 payload-too-large for request bodies above `max_bytes`."""
 
@@ -43,8 +47,7 @@ class BodySizeLimitMiddleware:
                 received += len(message.get("body", b""))
                 if received > limit:
                     exceeded = True
-                    # Hand the app an empty, final chunk: it stops reading; we answer 413.
-                    return {"type": "http.request", "body": b"", "more_body": False}
+                    raise _BodyTooLarge
             return message
 
         async def guarded_send(message: Message) -> None:
@@ -54,7 +57,12 @@ class BodySizeLimitMiddleware:
             started = True
             await send(message)
 
-        await self.app(scope, counting_receive, guarded_send)
+        try:
+            await self.app(scope, counting_receive, guarded_send)
+        except Exception:
+            # Whatever the app made of the aborted body (its own error included), the answer is 413.
+            if not exceeded:
+                raise
         if exceeded and not started:
             await self._reject(send, problem, limit)
 

@@ -1,4 +1,4 @@
-"""ArtifactService over SQLite and PostgreSQL: version allocation, visibility, garbage collection."""
+"""ArtifactService on SQLite and PostgreSQL: versions, visibility, garbage collection."""
 
 import asyncio
 from collections.abc import AsyncIterator
