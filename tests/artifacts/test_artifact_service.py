@@ -1,6 +1,9 @@
 """ArtifactService on SQLite and PostgreSQL: versions, visibility, garbage collection."""
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -9,10 +12,15 @@ from google.genai import types
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.artifacts.blobstore import LocalBlobStore
+from app.artifacts.blobstore.base import content_key
 from app.artifacts.service import ArtifactScope, ArtifactService
+from app.db.engine import create_db_engine
 from app.errors import ArtifactNotFound, InvalidArtifactName, SessionConflict, SessionNotFound
 from app.sessions.database import DatabaseSessionService
 from app.sessions.models import Event, EventActions
+from tests.conftest import fresh_sqlite_url
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 APP = "capital_agent"
 
@@ -162,3 +170,38 @@ async def test_unsafe_names_are_rejected(
         await artifacts.stage_part(
             ArtifactScope(APP, "u1", "s"), filename=name, artifact=_text("x")
         )
+
+
+async def test_agentd_gc_command_removes_only_unreferenced_blobs(
+    sqlite_template: Path, tmp_path: Path
+) -> None:
+    url = fresh_sqlite_url(sqlite_template, tmp_path)
+    engine = create_db_engine(url)
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    sessions = DatabaseSessionService(engine)
+    artifacts = ArtifactService(engine, blobs, max_artifact_bytes=1024)
+    await sessions.create_session(app_name=APP, user_id="u1", session_id="s")
+    scope = ArtifactScope(APP, "u1", "s")
+    kept = await artifacts.save(
+        sessions, scope, await artifacts.stage_part(scope, filename="a", artifact=_text("kept"))
+    )
+    orphan = await artifacts.stage_part(scope, filename="b", artifact=_text("never committed"))
+    await engine.dispose()
+
+    env = {
+        **os.environ,
+        "AGENTD_DATABASE_URL": url,
+        "AGENTD_BLOB_DIR": str(tmp_path / "blobs"),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "app", "gc", "--grace-seconds", "0"],
+        env=env,
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "gc removed 1 unreferenced blob(s)" in result.stderr
+    assert not await blobs.exists(orphan.blob_key)
+    assert await blobs.exists(content_key(kept.sha256))
