@@ -9,7 +9,7 @@ import binascii
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,14 +131,14 @@ class BaseSessionService(ABC):
     """Stores sessions, their ordered events and the scoped state."""
 
     @abstractmethod
-    async def create_session(
+    def create_session(
         self,
         *,
         app_name: str,
         user_id: str,
         state: dict[str, Any] | None = None,
         session_id: str | None = None,
-    ) -> Session:
+    ) -> Awaitable[Session]:
         """Create a session (generated id if `session_id` is None).
 
         Raises:

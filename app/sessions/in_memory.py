@@ -2,16 +2,18 @@
 
 It honours the same contract as the database service (optimistic check, all-or-nothing appends,
 scoped state) so code developed against it behaves the same in production. Everything handed out
-is a deep copy, so callers can never mutate stored data behind the service's back.
+is a deep copy, so callers can never mutate stored data behind the service's back. A threading
+lock (never held across an await) guards the data, because ADK's synchronous `Runner.run` drives
+the service from an event loop in another thread.
 """
 
-import asyncio
 import copy
+import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from app.errors import (
     ArtifactVersionConflict,
@@ -35,6 +37,23 @@ from app.sessions.base import (
 )
 from app.sessions.models import Event, Session
 from app.sessions.state import merge_state, split_delta
+
+T = TypeVar("T")
+
+
+class _Ready(Generic[T]):
+    """An already-computed result that can still be awaited."""
+
+    def __init__(self, value: T) -> None:
+        self._value = value
+
+    def __await__(self) -> Generator[Any, None, T]:
+        return self._value
+        yield  # pragma: no cover - makes this a generator
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._value, name)
+
 
 _UserKey = tuple[str, str]
 _ArtifactKey = tuple[str, str, str, str, int]
@@ -63,22 +82,35 @@ class InMemorySessionService(BaseSessionService):
         self._user_state: dict[_UserKey, dict[str, Any]] = {}
         self._artifacts: dict[_ArtifactKey, NewArtifactVersion] = {}
         self._max_session_events = max_session_events
-        self._lock = asyncio.Lock()
+        self._lock = threading.Lock()
 
-    async def create_session(
+    def create_session(
         self,
         *,
         app_name: str,
         user_id: str,
         state: dict[str, Any] | None = None,
         session_id: str | None = None,
+    ) -> Awaitable[Session]:
+        """Create a session now (generated id if None); awaiting the result gives the Session.
+
+        The work happens before this returns, so ADK-era code that calls it without `await`
+        (the in-memory service used to be synchronous) still creates the session.
+        """
+        return _Ready(self._create_session(app_name, user_id, state, session_id))
+
+    def _create_session(
+        self,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None,
+        session_id: str | None,
     ) -> Session:
-        """Create a session (generated id if `session_id` is None)."""
         session_id = (
             uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
         )
         scoped = split_delta(copy.deepcopy(state or {}))
-        async with self._lock:
+        with self._lock:
             key = (app_name, user_id, session_id)
             if key in self._sessions:
                 raise SessionAlreadyExists(f"Session {session_id!r} already exists.")
@@ -98,7 +130,7 @@ class InMemorySessionService(BaseSessionService):
     ) -> Session | None:
         """The session with merged state and its (most recent) events, or None."""
         config = config or GetSessionConfig()
-        async with self._lock:
+        with self._lock:
             stored = self._sessions.get((app_name, user_id, session_id))
             if stored is None:
                 return None
@@ -123,7 +155,7 @@ class InMemorySessionService(BaseSessionService):
         after = ""
         if page_token:
             after = session_cursor(page_token)
-        async with self._lock:
+        with self._lock:
             ids = sorted(
                 s.id
                 for s in self._sessions.values()
@@ -138,7 +170,7 @@ class InMemorySessionService(BaseSessionService):
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete the session with its events and session artifact rows."""
-        async with self._lock:
+        with self._lock:
             if self._sessions.pop((app_name, user_id, session_id), None) is None:
                 raise SessionNotFound(f"Session {session_id!r} does not exist.")
             for key in [k for k in self._artifacts if k[:3] == (app_name, user_id, session_id)]:
@@ -157,7 +189,7 @@ class InMemorySessionService(BaseSessionService):
     ) -> EventPage:
         """A page of the session's events ordered by seq."""
         cursor = event_cursor(page_token, descending=descending) if page_token else None
-        async with self._lock:
+        with self._lock:
             stored = self._sessions.get((app_name, user_id, session_id))
             if stored is None:
                 raise SessionNotFound(f"Session {session_id!r} does not exist.")
@@ -185,7 +217,7 @@ class InMemorySessionService(BaseSessionService):
             return event
         wire, temp = prepare_event(event)
         scoped = split_delta(copy.deepcopy(wire["actions"].get("stateDelta", {})))
-        async with self._lock:
+        with self._lock:
             stored = self._sessions.get((session.app_name, session.user_id, session.id))
             if stored is None:
                 raise SessionNotFound(f"Session {session.id!r} does not exist.")

@@ -89,6 +89,30 @@ class Event(WireModel):
     timestamp: float = Field(default_factory=time.time)
     seq: int | None = Field(default=None, ge=1)
 
+    def get_function_calls(self) -> list[types.FunctionCall]:
+        """The function calls this event's content asks for."""
+        parts = self.content.parts if self.content and self.content.parts else []
+        return [p.function_call for p in parts if p.function_call is not None]
+
+    def get_function_responses(self) -> list[types.FunctionResponse]:
+        """The function responses this event's content carries."""
+        parts = self.content.parts if self.content and self.content.parts else []
+        return [p.function_response for p in parts if p.function_response is not None]
+
+    def is_final_response(self) -> bool:
+        """Whether this event is an agent's final answer of the turn (ADK's rule).
+
+        A user-authored event never is: ADK's runner does not yield the user's own message, ours
+        does (as the first event), and loops that print final responses must not echo it.
+        """
+        if self.author == "user":
+            return False
+        if self.actions.skip_summarization or self.long_running_tool_ids:
+            return True
+        return (
+            not self.get_function_calls() and not self.get_function_responses() and not self.partial
+        )
+
     @classmethod
     def from_stored(cls, seq: int, data: dict[str, Any]) -> "Event":
         """Rebuild an event from its stored wire JSON and its seq."""

@@ -1,0 +1,135 @@
+"""BaseAgent: the agent tree, and the before/after agent callbacks around every agent's run.
+
+A before-agent callback (plugins first) that returns Content skips the agent and ends the
+invocation with that reply, as ADK does; an after-agent callback's Content replaces the agent's
+output. State a callback writes rides on the event that callback produces; a callback that only
+wrote state produces an actions-only event, so nothing it changed is lost.
+"""
+
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from google.genai import types
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from app.agents.callbacks import CallbackSlot, run_callbacks
+from app.contexts.callback import CallbackContext
+from app.contexts.invocation import InvocationContext
+from app.sessions.models import Event, EventActions, NodeInfo
+
+
+class BaseAgent(BaseModel):
+    """An agent: a name, an optional description, sub-agents and agent callbacks."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    name: str
+    description: str = ""
+    sub_agents: list["BaseAgent"] = Field(default_factory=list)
+    before_agent_callback: CallbackSlot = None
+    after_agent_callback: CallbackSlot = None
+
+    _parent_agent: "BaseAgent | None" = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any, /) -> None:  # noqa: ARG002 - pydantic hook
+        """Link sub-agents to their parent and refuse duplicate names in the tree."""
+        for sub in self.sub_agents:
+            if sub._parent_agent is not None and sub._parent_agent is not self:
+                raise ValueError(f"Agent {sub.name!r} already has a parent.")
+            sub._parent_agent = self
+        names = [a.name for a in self._walk()]
+        duplicates = {n for n in names if names.count(n) > 1}
+        if duplicates:
+            raise ValueError(f"Agent names must be unique in a tree: {sorted(duplicates)}")
+
+    @property
+    def parent_agent(self) -> "BaseAgent | None":
+        """The agent this one is a sub-agent of."""
+        return self._parent_agent
+
+    @property
+    def root_agent(self) -> "BaseAgent":
+        """The top of the tree."""
+        agent: BaseAgent = self
+        while agent._parent_agent is not None:
+            agent = agent._parent_agent
+        return agent
+
+    def _walk(self) -> list["BaseAgent"]:
+        found: list[BaseAgent] = [self]
+        for sub in self.sub_agents:
+            found.extend(sub._walk())
+        return found
+
+    def find_agent(self, name: str) -> "BaseAgent | None":
+        """This agent or a descendant named `name`."""
+        return next((a for a in self._walk() if a.name == name), None)
+
+    def find_sub_agent(self, name: str) -> "BaseAgent | None":
+        """A descendant named `name`."""
+        return next((a for a in self._walk()[1:] if a.name == name), None)
+
+    def make_event(
+        self,
+        ctx: InvocationContext,
+        *,
+        content: types.Content | None = None,
+        actions: EventActions | None = None,
+        **fields: Any,
+    ) -> Event:
+        """An event authored by this agent in `ctx`'s invocation and branch."""
+        return Event(
+            invocation_id=ctx.invocation_id,
+            author=self.name,
+            branch=ctx.branch,
+            content=content,
+            actions=actions or EventActions(),
+            node_info=NodeInfo(path=f"{self.name}@1"),
+            **fields,
+        )
+
+    async def run_async(self, parent_context: InvocationContext) -> AsyncGenerator[Event, None]:
+        """Run this agent with its callbacks; yields the events it produces."""
+        ctx = parent_context.for_agent(self)
+        event = await self._callback_event(ctx, before=True)
+        if event is not None:
+            yield event
+        if ctx.ended:
+            return
+        async for event in self._run_async_impl(ctx):
+            yield event
+        if ctx.ended:
+            return
+        event = await self._callback_event(ctx, before=False)
+        if event is not None:
+            yield event
+
+    async def _callback_event(self, ctx: InvocationContext, *, before: bool) -> Event | None:
+        actions = EventActions()
+        callback_context = CallbackContext(ctx, event_actions=actions)
+        hook = "before_agent_callback" if before else "after_agent_callback"
+        content = await ctx.plugin_manager.run(hook, agent=self, callback_context=callback_context)
+        if content is None:
+            slot = self.before_agent_callback if before else self.after_agent_callback
+            content = await run_callbacks(slot, callback_context=callback_context)
+        if content is not None:
+            if before:
+                ctx.end()
+            return self.make_event(ctx, content=_as_content(content), actions=actions)
+        if actions.state_delta or actions.artifact_delta:
+            return self.make_event(ctx, actions=actions)
+        return None
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        """The agent's own work; subclasses override it."""
+        del ctx
+        raise NotImplementedError(f"{type(self).__name__} does not implement _run_async_impl")
+        yield  # pragma: no cover - makes this an async generator
+
+
+def _as_content(value: Any) -> types.Content:
+    if isinstance(value, types.Content):
+        return value
+    if isinstance(value, str):
+        return types.Content(role="model", parts=[types.Part(text=value)])
+    raise TypeError(f"An agent callback must return types.Content or None, not {type(value)!r}")

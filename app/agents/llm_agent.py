@@ -1,0 +1,465 @@
+"""LlmAgent: the model -> tools -> model loop, with the model and tool callbacks.
+
+One step builds an LlmRequest (instructions, the branch's history, tool declarations), runs the
+before-model callbacks (plugins first; a response skips the model), calls the model (streaming
+yields partial events that are never persisted), runs the after-model callbacks on the final
+response and yields it as an event carrying the model callbacks' state writes. Function calls in
+it run concurrently, each with its own ToolContext; their results become one function-response
+event whose actions merge every call's deltas (different keys all survive). The loop continues
+until a final answer, a transfer, an escalation, the end of the invocation, or max_llm_calls.
+"""
+
+import asyncio
+import inspect
+import uuid
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any, Literal
+
+from google.genai import types
+from pydantic import Field
+
+from app.agents.base_agent import BaseAgent
+from app.agents.callbacks import CallbackSlot, run_callbacks
+from app.agents.instructions import inject_state
+from app.contexts.callback import CallbackContext
+from app.contexts.invocation import InvocationContext, StreamingMode
+from app.contexts.readonly import ReadonlyContext
+from app.contexts.tool import ToolContext
+from app.models.llm import BaseLlm, LLMRegistry, LlmRequest, LlmResponse
+from app.sessions.models import Event, EventActions
+from app.tools.base_tool import BaseTool
+from app.tools.builtin import transfer_to_agent
+from app.tools.function_tool import FunctionTool
+
+InstructionProvider = Callable[[ReadonlyContext], str | Awaitable[str]]
+ToolUnion = Callable[..., Any] | BaseTool
+
+
+class LlmAgent(BaseAgent):
+    """An agent driven by a model that may call tools and transfer to other agents."""
+
+    model: str | BaseLlm = ""
+    instruction: str | InstructionProvider = ""
+    global_instruction: str | InstructionProvider = ""
+    tools: list[ToolUnion] = Field(default_factory=list)
+    generate_content_config: types.GenerateContentConfig | None = None
+    include_contents: Literal["default", "none"] = "default"
+    output_key: str | None = None
+    disallow_transfer_to_parent: bool = False
+    disallow_transfer_to_peers: bool = False
+    before_model_callback: CallbackSlot = None
+    after_model_callback: CallbackSlot = None
+    on_model_error_callback: CallbackSlot = None
+    before_tool_callback: CallbackSlot = None
+    after_tool_callback: CallbackSlot = None
+    on_tool_error_callback: CallbackSlot = None
+
+    # -- configuration --------------------------------------------------------------------
+
+    @property
+    def canonical_model(self) -> BaseLlm:
+        """The model instance, inherited from the nearest LlmAgent ancestor if unset."""
+        agent: BaseAgent | None = self
+        while agent is not None:
+            if isinstance(agent, LlmAgent) and agent.model:
+                model = agent.model
+                return model if isinstance(model, BaseLlm) else LLMRegistry.new_llm(model)
+            agent = agent.parent_agent
+        raise ValueError(f"No model found for agent {self.name!r}.")
+
+    @property
+    def canonical_tools(self) -> list[BaseTool]:
+        """The tools as BaseTool instances."""
+        return [t if isinstance(t, BaseTool) else FunctionTool(t) for t in self.tools]
+
+    def transfer_targets(self) -> list[BaseAgent]:
+        """Agents this one may hand the conversation to."""
+        targets = list(self.sub_agents)
+        parent = self.parent_agent
+        if isinstance(parent, LlmAgent):
+            if not self.disallow_transfer_to_parent:
+                targets.append(parent)
+            if not self.disallow_transfer_to_peers:
+                targets.extend(a for a in parent.sub_agents if a is not self)
+        return targets
+
+    # -- the loop -------------------------------------------------------------------------
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        while not ctx.ended:
+            outcome = _StepOutcome()
+            async for event in self._run_one_step(ctx, outcome):
+                yield event
+            if outcome.done:
+                return
+
+    async def _run_one_step(
+        self, ctx: InvocationContext, outcome: "_StepOutcome"
+    ) -> AsyncGenerator[Event, None]:
+        llm_request = await self._build_request(ctx)
+        ctx.increment_llm_call_count()
+        actions = EventActions()
+        callback_context = CallbackContext(ctx, event_actions=actions)
+        model_event: Event | None = None
+        async for response in self._call_model(ctx, callback_context, llm_request):
+            model_event = self._response_event(ctx, response, actions, model_event)
+            if not response.partial:
+                self._save_output(callback_context, model_event)
+            yield model_event
+        if model_event is None or model_event.partial:
+            outcome.done = True
+            return
+        calls = model_event.get_function_calls()
+        if not calls or model_event.error_code:
+            outcome.done = True
+            return
+        response_event = await self._run_tools(ctx, calls, llm_request.tools_dict)
+        if response_event is None:  # only long-running tools: the client answers later
+            outcome.done = True
+            return
+        yield response_event
+        merged = response_event.actions
+        if merged.transfer_to_agent:
+            outcome.done = True
+            target = self.root_agent.find_agent(merged.transfer_to_agent)
+            if target is None:
+                raise ValueError(f"Agent {merged.transfer_to_agent!r} not found for transfer.")
+            async for event in target.run_async(ctx):
+                yield event
+            return
+        if merged.escalate or merged.skip_summarization:
+            outcome.done = True
+
+    # -- model ----------------------------------------------------------------------------
+
+    async def _build_request(self, ctx: InvocationContext) -> LlmRequest:
+        llm = self.canonical_model
+        config = (
+            self.generate_content_config.model_copy(deep=True)
+            if self.generate_content_config
+            else types.GenerateContentConfig()
+        )
+        llm_request = LlmRequest(model=llm.model, config=config)
+        readonly = ReadonlyContext(ctx)
+        root = self.root_agent
+        if isinstance(root, LlmAgent) and root.global_instruction:
+            llm_request.append_instructions(
+                [await _resolve_instruction(root.global_instruction, readonly)]
+            )
+        if self.instruction:
+            llm_request.append_instructions(
+                [await _resolve_instruction(self.instruction, readonly)]
+            )
+        tools = self.canonical_tools
+        targets = self.transfer_targets()
+        if targets:
+            llm_request.append_instructions([_transfer_instruction(self, targets)])
+            tools.append(FunctionTool(transfer_to_agent))
+        llm_request.append_tools(tools)
+        llm_request.contents = _history(ctx, self)
+        return llm_request
+
+    async def _call_model(
+        self,
+        ctx: InvocationContext,
+        callback_context: CallbackContext,
+        llm_request: LlmRequest,
+    ) -> AsyncGenerator[LlmResponse, None]:
+        override = await ctx.plugin_manager.run(
+            "before_model_callback", callback_context=callback_context, llm_request=llm_request
+        )
+        if override is None:
+            override = await run_callbacks(
+                self.before_model_callback,
+                callback_context=callback_context,
+                llm_request=llm_request,
+            )
+        if override is not None:  # the model call is skipped, and so are the after-model hooks
+            yield _checked_response(override)
+            return
+        stream = ctx.run_config.streaming_mode is StreamingMode.SSE
+        try:
+            async for response in self.canonical_model.generate_content_async(
+                llm_request, stream=stream
+            ):
+                if response.partial:
+                    yield response
+                else:
+                    yield await self._after_model(ctx, callback_context, response)
+        except Exception as error:
+            replacement = await ctx.plugin_manager.run(
+                "on_model_error_callback",
+                callback_context=callback_context,
+                llm_request=llm_request,
+                error=error,
+            )
+            if replacement is None:
+                replacement = await run_callbacks(
+                    self.on_model_error_callback,
+                    callback_context=callback_context,
+                    llm_request=llm_request,
+                    error=error,
+                )
+            if replacement is None:
+                raise
+            yield _checked_response(replacement)
+
+    async def _after_model(
+        self, ctx: InvocationContext, callback_context: CallbackContext, response: LlmResponse
+    ) -> LlmResponse:
+        replaced = await ctx.plugin_manager.run(
+            "after_model_callback", callback_context=callback_context, llm_response=response
+        )
+        if replaced is None:
+            replaced = await run_callbacks(
+                self.after_model_callback, callback_context=callback_context, llm_response=response
+            )
+        return _checked_response(replaced if replaced is not None else response)
+
+    def _response_event(
+        self,
+        ctx: InvocationContext,
+        response: LlmResponse,
+        actions: EventActions,
+        previous: Event | None,
+    ) -> Event:
+        fields = response.model_dump(exclude_none=True, exclude={"content"})
+        event = self.make_event(
+            ctx,
+            content=response.content,
+            actions=EventActions() if response.partial else actions,
+            **fields,
+        )
+        if previous is not None:  # chunks and the final answer share one event id, as in ADK
+            event.id = previous.id
+        calls = event.get_function_calls()
+        for call in calls:
+            if not call.id:
+                call.id = f"adk-{uuid.uuid4()}"
+        if calls:
+            event.long_running_tool_ids = [
+                c.id or ""
+                for c in calls
+                if isinstance(tool := _tool_named(self, c.name), BaseTool) and tool.is_long_running
+            ]
+        return event
+
+    def _save_output(self, callback_context: CallbackContext, event: Event) -> None:
+        if not self.output_key or not event.is_final_response() or event.content is None:
+            return
+        text = "".join(p.text or "" for p in event.content.parts or [] if not p.thought)
+        if text:
+            callback_context.state[self.output_key] = text
+
+    # -- tools ----------------------------------------------------------------------------
+
+    async def _run_tools(
+        self,
+        ctx: InvocationContext,
+        calls: list[types.FunctionCall],
+        tools: dict[str, Any],
+    ) -> Event | None:
+        contexts = [
+            ToolContext(ctx, function_call_id=call.id, event_actions=EventActions())
+            for call in calls
+        ]
+        async with asyncio.TaskGroup() as group:
+            tasks = [
+                group.create_task(self._run_tool(ctx, call, tools.get(call.name or ""), tc))
+                for call, tc in zip(calls, contexts, strict=True)
+            ]
+        parts = [t.result() for t in tasks]
+        response_parts = [p for p in parts if p is not None]
+        if not response_parts:
+            return None
+        return self.make_event(
+            ctx,
+            content=types.Content(role="user", parts=response_parts),
+            actions=_merge_actions([tc.actions for tc in contexts]),
+        )
+
+    async def _run_tool(
+        self,
+        ctx: InvocationContext,
+        call: types.FunctionCall,
+        tool: BaseTool | None,
+        tool_context: ToolContext,
+    ) -> types.Part | None:
+        args = dict(call.args or {})
+        if tool is None:
+            result: Any = {"error": f"Tool {call.name!r} is not available to this agent."}
+        else:
+            result = await self._execute_tool(ctx, tool, args, tool_context)
+            if result is None and tool.is_long_running:
+                return None
+        response = result if isinstance(result, dict) else {"result": result}
+        return types.Part(
+            function_response=types.FunctionResponse(id=call.id, name=call.name, response=response)
+        )
+
+    async def _execute_tool(
+        self,
+        ctx: InvocationContext,
+        tool: BaseTool,
+        args: dict[str, Any],
+        tool_context: ToolContext,
+    ) -> Any:
+        result = await ctx.plugin_manager.run(
+            "before_tool_callback", tool=tool, tool_args=args, tool_context=tool_context
+        )
+        if result is None:
+            result = await run_callbacks(
+                self.before_tool_callback, tool=tool, args=args, tool_context=tool_context
+            )
+        if result is None:
+            try:
+                result = await tool.run_async(args=args, tool_context=tool_context)
+            except Exception as error:
+                result = await ctx.plugin_manager.run(
+                    "on_tool_error_callback",
+                    tool=tool,
+                    tool_args=args,
+                    tool_context=tool_context,
+                    error=error,
+                )
+                if result is None:
+                    result = await run_callbacks(
+                        self.on_tool_error_callback,
+                        tool=tool,
+                        args=args,
+                        tool_context=tool_context,
+                        error=error,
+                    )
+                if result is None:
+                    raise
+            if result is None and tool.is_long_running:
+                return None
+            if not isinstance(result, dict):
+                result = {"result": result}
+        replaced = await ctx.plugin_manager.run(
+            "after_tool_callback",
+            tool=tool,
+            tool_args=args,
+            tool_context=tool_context,
+            result=result,
+        )
+        if replaced is None:
+            replaced = await run_callbacks(
+                self.after_tool_callback,
+                tool=tool,
+                args=args,
+                tool_context=tool_context,
+                tool_response=result,
+            )
+        return replaced if replaced is not None else result
+
+
+def _checked_response(value: Any) -> LlmResponse:
+    if not isinstance(value, LlmResponse):
+        raise TypeError(f"A model callback must return LlmResponse or None, not {type(value)}")
+    return value
+
+
+class _StepOutcome:
+    """Whether the loop should stop after the current step."""
+
+    def __init__(self) -> None:
+        self.done = False
+
+
+def _tool_named(agent: LlmAgent, name: str | None) -> BaseTool | None:
+    return next((t for t in agent.canonical_tools if t.name == name), None)
+
+
+async def _resolve_instruction(
+    instruction: str | InstructionProvider, context: ReadonlyContext
+) -> str:
+    if isinstance(instruction, str):
+        return inject_state(instruction, context.state)
+    result = instruction(context)
+    if inspect.isawaitable(result):
+        result = await result
+    return str(result)
+
+
+def _transfer_instruction(agent: LlmAgent, targets: list[BaseAgent]) -> str:
+    lines = [
+        f'You are an agent. Your internal name is "{agent.name}".',
+        "You have a list of other agents to transfer to:",
+        *(f"Agent name: {t.name}\nAgent description: {t.description}" for t in targets),
+        "If another agent is better for answering the question according to its description, "
+        "call `transfer_to_agent` function to transfer the question to that agent.",
+    ]
+    return "\n\n".join(lines)
+
+
+def _merge_actions(all_actions: list[EventActions]) -> EventActions:
+    """One EventActions for parallel calls: deltas merged key by key, flags or-ed."""
+    merged = EventActions()
+    for actions in all_actions:
+        merged.state_delta.update(actions.state_delta)
+        merged.artifact_delta.update(actions.artifact_delta)
+        merged.requested_auth_configs.update(actions.requested_auth_configs)
+        merged.requested_tool_confirmations.update(actions.requested_tool_confirmations)
+        if actions.skip_summarization:
+            merged.skip_summarization = True
+        if actions.escalate:
+            merged.escalate = True
+        if actions.transfer_to_agent:
+            merged.transfer_to_agent = actions.transfer_to_agent
+    return merged
+
+
+def _belongs_to_branch(event_branch: str | None, branch: str | None) -> bool:
+    if not event_branch or not branch:
+        return True
+    return branch == event_branch or branch.startswith(f"{event_branch}.")
+
+
+def _history(ctx: InvocationContext, agent: LlmAgent) -> list[types.Content]:
+    """The contents the model sees: this branch's events, other agents' turns as context."""
+    events = [
+        e
+        for e in ctx.session.events
+        if e.content is not None
+        and e.content.parts
+        and not e.partial
+        and _belongs_to_branch(e.branch, ctx.branch)
+    ]
+    if agent.include_contents == "none":
+        last_user = max(
+            (i for i, e in enumerate(events) if e.author == "user"), default=len(events)
+        )
+        events = events[last_user:]
+    contents: list[types.Content] = []
+    for event in events:
+        assert event.content is not None
+        if event.author in ("user", agent.name):
+            contents.append(event.content)
+        else:
+            contents.append(_as_context(event))
+    return contents
+
+
+def _as_context(event: Event) -> types.Content:
+    """Another agent's turn, presented to this agent's model as user-side context."""
+    parts = [types.Part(text="For context:")]
+    for part in event.content.parts or [] if event.content else []:
+        if part.text and not part.thought:
+            parts.append(types.Part(text=f"[{event.author}] said: {part.text}"))
+        elif part.function_call:
+            call = part.function_call
+            parts.append(
+                types.Part(text=f"[{event.author}] called tool `{call.name}` with {call.args}")
+            )
+        elif part.function_response:
+            response = part.function_response
+            parts.append(
+                types.Part(
+                    text=f"[{event.author}] `{response.name}` tool returned {response.response}"
+                )
+            )
+    return types.Content(role="user", parts=parts)
+
+
+Agent = LlmAgent

@@ -1,0 +1,83 @@
+"""Workflow agents: SequentialAgent, ParallelAgent and LoopAgent.
+
+ParallelAgent runs each child on its own branch (`parent.child`), so a child's model sees only its
+own branch's history, while all children share the session state. The children's events are
+interleaved as they come; each child waits until the Runner has persisted its event before it
+continues, so a child reads its own writes and the session's events stay in commit order.
+"""
+
+import asyncio
+from collections.abc import AsyncGenerator
+
+from app.agents.base_agent import BaseAgent
+from app.contexts.invocation import InvocationContext
+from app.sessions.models import Event
+
+
+class SequentialAgent(BaseAgent):
+    """Runs its sub-agents one after the other."""
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        for sub in self.sub_agents:
+            async for event in sub.run_async(ctx):
+                yield event
+            if ctx.ended:
+                return
+
+
+class LoopAgent(BaseAgent):
+    """Runs its sub-agents in a loop until one escalates or `max_iterations` is reached."""
+
+    max_iterations: int | None = None
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        iteration = 0
+        while self.max_iterations is None or iteration < self.max_iterations:
+            iteration += 1
+            for sub in self.sub_agents:
+                async for event in sub.run_async(ctx):
+                    yield event
+                    if event.actions.escalate:
+                        return
+                if ctx.ended:
+                    return
+
+
+_DONE = object()
+
+
+class ParallelAgent(BaseAgent):
+    """Runs its sub-agents concurrently, each on its own branch."""
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        queue: asyncio.Queue[tuple[object, asyncio.Future[None] | None]] = asyncio.Queue()
+
+        async def drive(sub: BaseAgent) -> None:
+            branch = f"{ctx.branch}.{sub.name}" if ctx.branch else f"{self.name}.{sub.name}"
+            try:
+                async for event in sub.run_async(ctx.for_agent(sub, branch=branch)):
+                    persisted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                    await queue.put((event, persisted))
+                    await persisted
+            finally:
+                await queue.put((_DONE, None))
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for sub in self.sub_agents:
+                    group.create_task(drive(sub))
+                running = len(self.sub_agents)
+                while running:
+                    item, persisted = await queue.get()
+                    if item is _DONE:
+                        running -= 1
+                        continue
+                    assert isinstance(item, Event)
+                    assert persisted is not None
+                    try:
+                        yield item
+                    finally:
+                        persisted.set_result(None)
+        except BaseExceptionGroup as group:
+            # Surface the branch's own error (e.g. a callback's), not the TaskGroup wrapper.
+            raise group.exceptions[0] from None

@@ -1,0 +1,144 @@
+"""InvocationContext: everything one run of an app for one user message carries.
+
+The immutable core (services, session, user message, run config, invocation id) is built once by
+the Runner; each agent gets a view with its own `agent` and `branch` via `for_agent`, and all views
+share one `InvocationShared` (LLM call count, the end flag, artifacts staged but not yet committed),
+so a sub-agent ending the invocation or a ParallelAgent's branches counting model calls act on
+the one invocation.
+"""
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from google.genai import types
+from pydantic import BaseModel, Field
+
+from app.errors import AgentdError
+from app.sessions.base import BaseSessionService, NewArtifactVersion
+from app.sessions.models import Session
+
+if TYPE_CHECKING:
+    from app.agents.base_agent import BaseAgent
+    from app.artifacts.service import ArtifactService
+    from app.memory.base import BaseMemoryService
+    from app.plugins.manager import PluginManager
+
+
+class LlmCallsLimitExceededError(AgentdError):
+    """The invocation made more model calls than RunConfig.max_llm_calls allows."""
+
+    problem_type = "llm-calls-limit-exceeded"
+    status_code_ = 422
+    default_title = "Model call limit exceeded."
+
+
+class StreamingMode(enum.Enum):
+    """Whether model answers are streamed as partial events (ADK's values)."""
+
+    NONE = None
+    SSE = "sse"
+
+
+class RunConfig(BaseModel):
+    """Per-invocation knobs (ADK's RunConfig subset agentd honours)."""
+
+    streaming_mode: StreamingMode = StreamingMode.NONE
+    max_llm_calls: int = Field(default=500, ge=0)
+    custom_metadata: dict[str, Any] | None = None
+
+
+@dataclass
+class InvocationShared:
+    """Mutable state shared by every agent's view of one invocation."""
+
+    llm_calls: int = 0
+    ended: bool = False
+    #: Artifact versions saved in this invocation whose carrying event has not committed yet.
+    pending_artifacts: dict[tuple[str, int], NewArtifactVersion] = field(default_factory=dict)
+
+
+class InvocationContext:
+    """One invocation as one agent sees it."""
+
+    def __init__(
+        self,
+        *,
+        session_service: BaseSessionService,
+        invocation_id: str,
+        agent: "BaseAgent",
+        session: Session,
+        user_content: types.Content | None = None,
+        run_config: RunConfig | None = None,
+        artifact_service: "ArtifactService | None" = None,
+        memory_service: "BaseMemoryService | None" = None,
+        plugin_manager: "PluginManager | None" = None,
+        branch: str | None = None,
+        shared: InvocationShared | None = None,
+    ) -> None:
+        from app.plugins.manager import PluginManager
+
+        self.session_service = session_service
+        self.artifact_service = artifact_service
+        self.memory_service = memory_service
+        self.plugin_manager = plugin_manager or PluginManager()
+        self.invocation_id = invocation_id
+        self.agent = agent
+        self.session = session
+        self.user_content = user_content
+        self.run_config = run_config or RunConfig()
+        self.branch = branch
+        self.shared = shared or InvocationShared()
+
+    @property
+    def app_name(self) -> str:
+        """The app (session) name."""
+        return self.session.app_name
+
+    @property
+    def user_id(self) -> str:
+        """The user the invocation runs for."""
+        return self.session.user_id
+
+    @property
+    def ended(self) -> bool:
+        """Whether an agent, callback or tool ended the invocation."""
+        return self.shared.ended
+
+    @property
+    def end_invocation(self) -> bool:
+        """ADK's settable flag form of `ended`."""
+        return self.shared.ended
+
+    @end_invocation.setter
+    def end_invocation(self, value: bool) -> None:
+        self.shared.ended = value
+
+    def end(self) -> None:
+        """Stop the invocation after the current step."""
+        self.shared.ended = True
+
+    def increment_llm_call_count(self) -> None:
+        """Count one model call; raise once max_llm_calls is exceeded (0 means unlimited)."""
+        self.shared.llm_calls += 1
+        limit = self.run_config.max_llm_calls
+        if limit > 0 and self.shared.llm_calls > limit:
+            raise LlmCallsLimitExceededError(
+                f"The invocation exceeded max_llm_calls={limit}.", maxLlmCalls=limit
+            )
+
+    def for_agent(self, agent: "BaseAgent", *, branch: str | None = None) -> "InvocationContext":
+        """The view of `agent` (same invocation, its own branch)."""
+        return InvocationContext(
+            session_service=self.session_service,
+            invocation_id=self.invocation_id,
+            agent=agent,
+            session=self.session,
+            user_content=self.user_content,
+            run_config=self.run_config,
+            artifact_service=self.artifact_service,
+            memory_service=self.memory_service,
+            plugin_manager=self.plugin_manager,
+            branch=self.branch if branch is None else branch,
+            shared=self.shared,
+        )

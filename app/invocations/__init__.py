@@ -1,0 +1,1 @@
+"""Invocations: the Runner that executes an app for one user message and persists its events."""

@@ -1,0 +1,223 @@
+"""The Runner: runs an app's agent tree for one new user message and persists what it yields.
+
+Every non-partial event is appended through `SessionService.append_event` before it is handed to
+the caller, together with the artifact version rows its artifactDelta names (staged earlier in
+the invocation), in one transaction; the agent is suspended meanwhile, so it continues from the
+committed state. Partial (streaming) events are yielded but never stored. If anything raises
+(a callback, a tool, the model, max_llm_calls), a typed error event is persisted and yielded and
+the error is raised to the caller: what the failed step staged (state, artifacts) is never
+written, and everything persisted before it is whole.
+"""
+
+import asyncio
+import queue
+import threading
+from collections.abc import AsyncGenerator, Generator, Sequence
+from typing import Any
+
+from google.genai import types
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.agents.base_agent import BaseAgent
+from app.agents.llm_agent import LlmAgent
+from app.artifacts.service import ArtifactService
+from app.contexts.invocation import InvocationContext, RunConfig
+from app.errors import AgentdError, SessionNotFound
+from app.memory.base import BaseMemoryService
+from app.plugins.base_plugin import BasePlugin
+from app.plugins.manager import PluginManager
+from app.sessions.base import BaseSessionService, NewArtifactVersion
+from app.sessions.in_memory import InMemorySessionService
+from app.sessions.models import Event, EventActions, NodeInfo, new_invocation_id
+
+
+class InvocationFailed(AgentdError):
+    """An agent, callback, tool or model raised; the invocation stopped at that step."""
+
+    problem_type = "invocation-failed"
+    status_code_ = 500
+    default_title = "Invocation failed."
+
+
+class App(BaseModel):
+    """An app: a root agent plus runner-wide plugins (ADK's `App`)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str
+    root_agent: BaseAgent
+    plugins: list[BasePlugin] = Field(default_factory=list)
+
+
+class Runner:
+    """Runs one app against a session service (and optional artifact and memory services)."""
+
+    def __init__(
+        self,
+        *,
+        session_service: BaseSessionService,
+        app_name: str | None = None,
+        agent: BaseAgent | None = None,
+        app: App | None = None,
+        artifact_service: ArtifactService | None = None,
+        memory_service: BaseMemoryService | None = None,
+        plugins: Sequence[BasePlugin] | None = None,
+    ) -> None:
+        if app is not None:
+            agent = app.root_agent
+            app_name = app_name or app.name
+            plugins = [*app.plugins, *(plugins or [])]
+        if agent is None or not app_name:
+            raise ValueError("Runner needs either app=App(...) or both app_name and agent.")
+        self.app_name = app_name
+        self.agent = agent
+        self.session_service = session_service
+        self.artifact_service = artifact_service
+        self.memory_service = memory_service
+        self.plugin_manager = PluginManager(plugins or [])
+
+    async def run_async(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        new_message: types.Content,
+        state_delta: dict[str, Any] | None = None,
+        run_config: RunConfig | None = None,
+        invocation_id: str | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """Run the app for `new_message`; yields the user event, then every agent event."""
+        session = await self.session_service.get_session(
+            app_name=self.app_name, user_id=user_id, session_id=session_id
+        )
+        if session is None:
+            raise SessionNotFound(f"Session {session_id!r} does not exist.")
+        ctx = InvocationContext(
+            session_service=self.session_service,
+            invocation_id=invocation_id or new_invocation_id(),
+            agent=self.agent,
+            session=session,
+            user_content=new_message,
+            run_config=run_config,
+            artifact_service=self.artifact_service,
+            memory_service=self.memory_service,
+            plugin_manager=self.plugin_manager,
+        )
+        user_event = Event(
+            author="user",
+            invocation_id=ctx.invocation_id,
+            content=new_message,
+            actions=EventActions(state_delta=dict(state_delta or {})),
+        )
+        yield await self._append(ctx, user_event)
+        agent = self._agent_to_run(ctx)
+        try:
+            reply = await self.plugin_manager.run("before_run_callback", invocation_context=ctx)
+            if reply is not None:
+                yield await self._append(ctx, agent.make_event(ctx, content=reply))
+                return
+            async for event in agent.run_async(ctx):
+                yield event if event.partial else await self._append(ctx, event)
+            await self.plugin_manager.run("after_run_callback", invocation_context=ctx)
+        except (GeneratorExit, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            error_event = await self._record_failure(ctx, agent, exc)
+            if error_event is not None:
+                yield error_event
+            if isinstance(exc, AgentdError):
+                raise
+            raise InvocationFailed(f"{type(exc).__name__}: {exc}") from exc
+
+    def run(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        new_message: types.Content,
+        state_delta: dict[str, Any] | None = None,
+        run_config: RunConfig | None = None,
+    ) -> Generator[Event, None, None]:
+        """Synchronous `run_async` for scripts (ADK's `Runner.run`): runs it in a thread."""
+        events: queue.Queue[Event | BaseException | None] = queue.Queue()
+
+        async def produce() -> None:
+            try:
+                async for event in self.run_async(
+                    user_id=user_id,
+                    session_id=session_id,
+                    new_message=new_message,
+                    state_delta=state_delta,
+                    run_config=run_config,
+                ):
+                    events.put(event)
+            except BaseException as exc:  # handed to the consuming thread
+                events.put(exc)
+            finally:
+                events.put(None)
+
+        thread = threading.Thread(target=lambda: asyncio.run(produce()), daemon=True)
+        thread.start()
+        while (item := events.get()) is not None:
+            if isinstance(item, BaseException):
+                thread.join()
+                raise item
+            yield item
+        thread.join()
+
+    async def _append(self, ctx: InvocationContext, event: Event) -> Event:
+        rows: list[NewArtifactVersion] = []
+        pending = ctx.shared.pending_artifacts
+        for name, version in event.actions.artifact_delta.items():
+            staged = pending.pop((name, version), None)
+            if staged is not None:
+                rows.append(staged)
+        return await self.session_service.append_event(ctx.session, event, artifact_versions=rows)
+
+    async def _record_failure(
+        self, ctx: InvocationContext, agent: BaseAgent, exc: Exception
+    ) -> Event | None:
+        code = exc.type if isinstance(exc, AgentdError) else type(exc).__name__
+        event = Event(
+            invocation_id=ctx.invocation_id,
+            author=agent.name,
+            error_code=code,
+            error_message=str(exc) or type(exc).__name__,
+            node_info=NodeInfo(path=f"{agent.name}@1"),
+        )
+        ctx.shared.pending_artifacts.clear()
+        try:
+            return await self.session_service.append_event(ctx.session, event)
+        except AgentdError:
+            # The session moved on or vanished: the original error is what the caller needs.
+            return None
+
+    def _agent_to_run(self, ctx: InvocationContext) -> BaseAgent:
+        """The agent that answered last, if the conversation was transferred to it (ADK)."""
+        for event in reversed(ctx.session.events):
+            if event.author == "user":
+                continue
+            if event.author == self.agent.name:
+                return self.agent
+            agent = self.agent.find_sub_agent(event.author)
+            if isinstance(agent, LlmAgent) and _transferable_to_root(agent):
+                return agent
+            if agent is not None:
+                return self.agent
+        return self.agent
+
+
+def _transferable_to_root(agent: LlmAgent) -> bool:
+    current: BaseAgent | None = agent
+    while current is not None and current.parent_agent is not None:
+        if not isinstance(current, LlmAgent) or current.disallow_transfer_to_parent:
+            return False
+        current = current.parent_agent
+    return True
+
+
+class InMemoryRunner(Runner):
+    """A Runner with an in-memory session service (ADK's InMemoryRunner)."""
+
+    def __init__(self, agent: BaseAgent, *, app_name: str = "InMemoryRunner") -> None:
+        super().__init__(app_name=app_name, agent=agent, session_service=InMemorySessionService())

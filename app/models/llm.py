@@ -1,0 +1,177 @@
+"""The model port: LlmRequest in, LlmResponse stream out, and the registry of backends.
+
+Shapes follow ADK's `google.adk.models` so ADK-style callbacks (which read and edit
+`llm_request.contents` / `llm_request.config` and build `LlmResponse(content=...)`) run unchanged.
+"""
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from google.genai import types
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from app.tools.base_tool import BaseTool
+
+
+class LlmRequest(BaseModel):
+    """One call to a model: the conversation, the config (system instruction, tools) and tools."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model: str | None = None
+    contents: list[types.Content] = Field(default_factory=list)
+    config: types.GenerateContentConfig = Field(default_factory=types.GenerateContentConfig)
+    tools_dict: dict[str, Any] = Field(default_factory=dict, exclude=True)
+
+    def append_instructions(self, instructions: list[str]) -> None:
+        """Add text to the system instruction (paragraph-separated)."""
+        text = "\n\n".join(i for i in instructions if i)
+        if not text:
+            return
+        current = self.config.system_instruction
+        if current is None:
+            self.config.system_instruction = text
+        elif isinstance(current, str):
+            self.config.system_instruction = f"{current}\n\n{text}"
+        elif isinstance(current, types.Content):
+            current.parts = [*(current.parts or []), types.Part(text=text)]
+        else:
+            self.config.system_instruction = f"{current}\n\n{text}"
+
+    def append_tools(self, tools: "list[BaseTool]") -> None:
+        """Declare `tools` to the model and remember them by name for dispatch."""
+        declarations = []
+        for tool in tools:
+            declaration = tool.get_declaration()
+            if declaration is not None:
+                declarations.append(declaration)
+                self.tools_dict[tool.name] = tool
+        if not declarations:
+            return
+        self.config.tools = [
+            *(self.config.tools or []),
+            types.Tool(function_declarations=declarations),
+        ]
+
+    def system_instruction_text(self) -> str:
+        """The system instruction flattened to text (for offline models and logs)."""
+        current = self.config.system_instruction
+        if current is None:
+            return ""
+        if isinstance(current, str):
+            return current
+        if isinstance(current, types.Content):
+            return "".join(p.text or "" for p in current.parts or [])
+        return str(current)
+
+
+class LlmResponse(BaseModel):
+    """One (possibly partial) answer of a model, or an error it reported."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    content: types.Content | None = None
+    grounding_metadata: types.GroundingMetadata | None = None
+    partial: bool | None = None
+    turn_complete: bool | None = None
+    finish_reason: types.FinishReason | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    interrupted: bool | None = None
+    custom_metadata: dict[str, Any] | None = None
+    usage_metadata: types.GenerateContentResponseUsageMetadata | None = None
+    model_version: str | None = None
+
+    @classmethod
+    def create(cls, response: types.GenerateContentResponse) -> "LlmResponse":
+        """Map a google-genai response to ours (an empty or blocked answer becomes an error)."""
+        usage = response.usage_metadata
+        if response.candidates:
+            candidate = response.candidates[0]
+            if candidate.content and candidate.content.parts:
+                return cls(
+                    content=candidate.content,
+                    grounding_metadata=candidate.grounding_metadata,
+                    finish_reason=candidate.finish_reason,
+                    usage_metadata=usage,
+                    model_version=response.model_version,
+                )
+            return cls(
+                error_code=str(candidate.finish_reason.value) if candidate.finish_reason else None,
+                error_message=candidate.finish_message,
+                finish_reason=candidate.finish_reason,
+                usage_metadata=usage,
+                model_version=response.model_version,
+            )
+        feedback = response.prompt_feedback
+        return cls(
+            error_code=str(feedback.block_reason.value)
+            if feedback and feedback.block_reason
+            else "UNKNOWN_ERROR",
+            error_message=feedback.block_reason_message if feedback else None,
+            usage_metadata=usage,
+            model_version=response.model_version,
+        )
+
+
+class BaseLlm(BaseModel, ABC):
+    """A model backend. Subclasses say which model names they serve in `supported_models`."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model: str
+
+    @classmethod
+    def supported_models(cls) -> list[str]:
+        """Regexes of the model names this backend serves."""
+        return []
+
+    @abstractmethod
+    def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        """Answer `llm_request`: one final response, or partial chunks then a final one."""
+
+
+class LLMRegistry:
+    """Maps model names to backends (first matching regex wins; latest registration first)."""
+
+    _backends: ClassVar[list[tuple[re.Pattern[str], type[BaseLlm]]]] = []
+
+    @classmethod
+    def register(cls, backend: type[BaseLlm]) -> None:
+        """Serve the names `backend.supported_models()` matches with `backend`."""
+        for pattern in backend.supported_models():
+            cls._backends.insert(0, (re.compile(pattern), backend))
+
+    @classmethod
+    def resolve(cls, model: str) -> type[BaseLlm]:
+        """The backend class for `model`, or ValueError."""
+        _ensure_builtin_backends()
+        for pattern, backend in cls._backends:
+            if pattern.fullmatch(model):
+                return backend
+        raise ValueError(f"No model backend serves {model!r}.")
+
+    @classmethod
+    def new_llm(cls, model: str) -> BaseLlm:
+        """A backend instance for `model`."""
+        return cls.resolve(model)(model=model)
+
+
+_builtins_loaded = False
+
+
+def _ensure_builtin_backends() -> None:
+    global _builtins_loaded
+    if _builtins_loaded:
+        return
+    _builtins_loaded = True
+    from app.models.gemini import Gemini
+    from app.models.scripted import ScriptedLlm
+
+    LLMRegistry.register(Gemini)
+    LLMRegistry.register(ScriptedLlm)

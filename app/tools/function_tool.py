@@ -1,0 +1,161 @@
+"""FunctionTool: a plain Python function as a tool, declared from its signature and docstring.
+
+Parameter types come from the type hints (str, int, float, bool, list[...], dict, Optional,
+Literal, Enum, pydantic models), descriptions from the docstring's `Args:` section, and required
+parameters are those without a default. A parameter named `tool_context` is injected, never
+declared. A non-dict return value is wrapped as `{"result": value}`, as ADK does.
+"""
+
+import enum
+import inspect
+import re
+import types as pytypes
+import typing
+from collections.abc import Callable
+from typing import Any, Literal, Union, get_args, get_origin
+
+from google.genai import types
+from pydantic import BaseModel
+
+from app.contexts.tool import ToolContext
+from app.tools.base_tool import BaseTool
+
+_INJECTED = {"tool_context", "input_stream"}
+_SIMPLE = {
+    str: types.Type.STRING,
+    int: types.Type.INTEGER,
+    float: types.Type.NUMBER,
+    bool: types.Type.BOOLEAN,
+}
+
+
+def schema_for(annotation: Any) -> types.Schema:
+    """A google-genai Schema for a Python type annotation."""
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return types.Schema(type=types.Type.STRING)
+    origin = get_origin(annotation)
+    if origin in (Union, pytypes.UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        schema = (
+            schema_for(members[0])
+            if len(members) == 1
+            else types.Schema(any_of=[schema_for(m) for m in members])
+        )
+        if type(None) in get_args(annotation):
+            schema.nullable = True
+        return schema
+    if origin is Literal:
+        values = get_args(annotation)
+        return types.Schema(type=types.Type.STRING, enum=[str(v) for v in values])
+    if origin in (list, tuple, set, frozenset) or annotation in (list, tuple, set):
+        items = get_args(annotation)
+        return types.Schema(
+            type=types.Type.ARRAY, items=schema_for(items[0]) if items else types.Schema()
+        )
+    if origin is dict or annotation is dict:
+        return types.Schema(type=types.Type.OBJECT)
+    if inspect.isclass(annotation) and issubclass(annotation, enum.Enum):
+        return types.Schema(type=types.Type.STRING, enum=[str(m.value) for m in annotation])
+    if inspect.isclass(annotation) and issubclass(annotation, BaseModel):
+        hints = typing.get_type_hints(annotation)
+        return types.Schema(
+            type=types.Type.OBJECT,
+            properties={name: schema_for(hints.get(name, Any)) for name in annotation.model_fields},
+            required=[n for n, f in annotation.model_fields.items() if f.is_required()],
+        )
+    if annotation in _SIMPLE:
+        return types.Schema(type=_SIMPLE[annotation])
+    return types.Schema(type=types.Type.STRING)
+
+
+def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
+    """The summary (text before `Args:`) and the per-parameter descriptions."""
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    summary: list[str] = []
+    params: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    for line in lines:
+        header = line.strip().rstrip(":").lower()
+        if line.strip().endswith(":") and header in {"args", "arguments", "parameters"}:
+            section = "args"
+            continue
+        if line.strip().endswith(":") and header in {"returns", "raises", "yields", "example"}:
+            section = "other"
+            continue
+        if section is None:
+            summary.append(line)
+        elif section == "args":
+            match = re.match(r"^\s+(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$", line)
+            if match:
+                current = match.group(1)
+                params[current] = match.group(2).strip()
+            elif current and line.strip():
+                params[current] = f"{params[current]} {line.strip()}"
+    return "\n".join(summary).strip(), params
+
+
+class FunctionTool(BaseTool):
+    """Wraps a sync or async function."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        summary, _ = _docstring_parts(inspect.getdoc(func) or "")
+        super().__init__(name=getattr(func, "__name__", type(func).__name__), description=summary)
+        self.func = func
+        self._signature = inspect.signature(func)
+
+    def get_declaration(self) -> types.FunctionDeclaration:
+        """Parameters from the signature; descriptions from the docstring."""
+        _, descriptions = _docstring_parts(inspect.getdoc(self.func) or "")
+        try:
+            hints = typing.get_type_hints(self.func)
+        except Exception:  # unresolved forward references: fall back to raw annotations
+            hints = {}
+        properties: dict[str, types.Schema] = {}
+        required: list[str] = []
+        for name, param in self._signature.parameters.items():
+            if name in _INJECTED or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue
+            schema = schema_for(hints.get(name, param.annotation))
+            if name in descriptions:
+                schema.description = descriptions[name]
+            properties[name] = schema
+            if param.default is inspect.Parameter.empty:
+                required.append(name)
+        parameters = (
+            types.Schema(type=types.Type.OBJECT, properties=properties, required=required or None)
+            if properties
+            else None
+        )
+        return types.FunctionDeclaration(
+            name=self.name, description=self.description, parameters=parameters
+        )
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        """Call the function with the declared arguments (and tool_context if it asks)."""
+        params = self._signature.parameters
+        accepts_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        call_args = {k: v for k, v in args.items() if k in params or accepts_kwargs}
+        call_args = {k: v for k, v in call_args.items() if k not in _INJECTED}
+        missing = [
+            name
+            for name, p in params.items()
+            if p.default is inspect.Parameter.empty
+            and name not in _INJECTED
+            and name not in call_args
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        if missing:
+            return {
+                "error": f"Invoking `{self.name}()` failed as the following mandatory input "
+                f"parameters are not present: {', '.join(missing)}. You could retry calling this "
+                "tool, but it is IMPORTANT for you to provide all the mandatory parameters."
+            }
+        if "tool_context" in params:
+            call_args["tool_context"] = tool_context
+        result = self.func(**call_args)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
