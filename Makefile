@@ -34,11 +34,11 @@ test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check app tests migrations bench
-	$(BIN)/ruff format --check app tests migrations bench
+	$(BIN)/ruff check app tests migrations bench agents
+	$(BIN)/ruff format --check app tests migrations bench agents
 
 typecheck: $(STAMP)
-	$(BIN)/mypy app tests bench
+	$(BIN)/mypy app tests bench agents
 
 fmt: $(STAMP)
 	$(BIN)/ruff format app tests migrations bench

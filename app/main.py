@@ -21,7 +21,7 @@ from app.artifacts.factory import create_blob_store
 from app.artifacts.service import ArtifactService
 from app.db.engine import create_db_engine
 from app.errors import InternalError
-from app.registry import AppRegistry
+from app.invocations.registry import AppRegistry
 from app.sessions.database import DatabaseSessionService
 from app.settings import Settings, get_settings
 

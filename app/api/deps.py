@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 
 from app.artifacts.service import ArtifactService
-from app.registry import AppInfo, AppRegistry
+from app.invocations.registry import AppInfo, AppRegistry
 from app.sessions.base import ID_PATTERN, BaseSessionService
 from app.settings import Settings
 

@@ -1,0 +1,138 @@
+"""The catalogue of apps: one sub-folder of the agents directory per app, loaded ADK-style.
+
+An app folder holds `agent.py` (or is a package whose `__init__.py` or `agent.py` defines them)
+with either `app = App(...)` or `root_agent = <agent>`. Each app is imported once, under a private
+module name (`agentd_app_<name>`), so app folders never shadow installed packages and relative
+imports inside an app package work. A broken app fails with a clear `app-load-failed` problem
+naming the file and the error, not a bare 500.
+"""
+
+import importlib
+import importlib.machinery
+import importlib.util
+import re
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from app.agents.base_agent import BaseAgent
+from app.errors import AgentdError, AppNotFound
+from app.invocations.runner import App
+
+_APP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
+
+class AppLoadError(AgentdError):
+    """An app folder exists but its code cannot be imported or defines no agent."""
+
+    problem_type = "app-load-failed"
+    status_code_ = 500
+    default_title = "App failed to load."
+
+
+@dataclass(frozen=True)
+class AppInfo:
+    """What the catalogue knows about an app without loading it."""
+
+    name: str
+    description: str = ""
+
+
+class AppRegistry:
+    """Apps found in the agents directory (re-scanned per call: folders may be added live)."""
+
+    def __init__(self, agents_dir: Path) -> None:
+        self._agents_dir = agents_dir
+        self._loaded: dict[str, App] = {}
+        self._lock = threading.Lock()
+
+    def list_apps(self) -> list[AppInfo]:
+        """All apps, sorted by name."""
+        if not self._agents_dir.is_dir():
+            return []
+        return [
+            AppInfo(name=path.name, description=_description(path))
+            for path in sorted(self._agents_dir.iterdir())
+            if path.is_dir() and _is_app_name(path.name)
+        ]
+
+    def require(self, app_name: str) -> AppInfo:
+        """The app named `app_name`, or AppNotFound."""
+        if _is_app_name(app_name):
+            path = self._agents_dir / app_name
+            if path.is_dir():
+                return AppInfo(name=app_name, description=_description(path))
+        raise AppNotFound(f"No app named {app_name!r}.")
+
+    def load(self, app_name: str) -> App:
+        """The app's agent tree (imported once, then cached)."""
+        self.require(app_name)
+        with self._lock:
+            if app_name not in self._loaded:
+                self._loaded[app_name] = self._import(app_name)
+            return self._loaded[app_name]
+
+    def _import(self, app_name: str) -> App:
+        folder = self._agents_dir / app_name
+        package_name = f"agentd_app_{app_name}"
+        try:
+            package = _import_package(package_name, folder)
+            module: ModuleType = package
+            if (folder / "agent.py").is_file():
+                module = importlib.import_module(f"{package_name}.agent")
+        except Exception as exc:
+            raise AppLoadError(
+                f"Importing app {app_name!r} from {folder} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        for candidate in (module, package):
+            app = getattr(candidate, "app", None)
+            if isinstance(app, App):
+                return app
+            root_agent = getattr(candidate, "root_agent", None)
+            if isinstance(root_agent, BaseAgent):
+                return App(name=app_name, root_agent=root_agent)
+        raise AppLoadError(
+            f"App {app_name!r} defines neither `root_agent` (an agent) nor `app` (an App) "
+            f"in {folder / 'agent.py'} or its __init__.py."
+        )
+
+
+def _import_package(package_name: str, folder: Path) -> ModuleType:
+    if package_name in sys.modules:
+        return sys.modules[package_name]
+    init = folder / "__init__.py"
+    if init.is_file():
+        spec = importlib.util.spec_from_file_location(
+            package_name, init, submodule_search_locations=[str(folder)]
+        )
+    else:
+        spec = importlib.machinery.ModuleSpec(package_name, None, is_package=True)
+        spec.submodule_search_locations = [str(folder)]
+    if spec is None:
+        raise ImportError(f"cannot import {folder}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[package_name] = module
+    try:
+        if spec.loader is not None:
+            spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[package_name]
+        raise
+    return module
+
+
+def _is_app_name(name: str) -> bool:
+    return bool(_APP_NAME.fullmatch(name)) and not name.startswith("_")
+
+
+def _description(path: Path) -> str:
+    readme = path / "README.md"
+    if not readme.is_file():
+        return ""
+    for line in readme.read_text(encoding="utf-8", errors="replace").splitlines():
+        text = line.strip().lstrip("#").strip()
+        if text:
+            return text
+    return ""
