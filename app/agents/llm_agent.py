@@ -263,11 +263,15 @@ class LlmAgent(BaseAgent):
             ToolContext(ctx, function_call_id=call.id, event_actions=EventActions())
             for call in calls
         ]
-        async with asyncio.TaskGroup() as group:
-            tasks = [
-                group.create_task(self._run_tool(ctx, call, tools.get(call.name or ""), tc))
-                for call, tc in zip(calls, contexts, strict=True)
-            ]
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [
+                    group.create_task(self._run_tool(ctx, call, tools.get(call.name or ""), tc))
+                    for call, tc in zip(calls, contexts, strict=True)
+                ]
+        except BaseExceptionGroup as failures:
+            # One failed call fails the step (the others are cancelled); report that call's error.
+            raise failures.exceptions[0] from None
         parts = [t.result() for t in tasks]
         response_parts = [p for p in parts if p is not None]
         if not response_parts:

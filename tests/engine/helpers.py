@@ -55,3 +55,38 @@ class FailingLlm(BaseLlm):
 def text_response(text: str) -> LlmResponse:
     """A final text answer."""
     return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
+
+
+class ScriptModel(BaseLlm):
+    """A model that plays back `replies` in order (then repeats the last) and records requests."""
+
+    model: str = "script"
+    replies: list[LlmResponse]
+    requests: list[LlmRequest] = []
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        """The next scripted reply."""
+        del stream
+        self.requests.append(llm_request)
+        index = min(len(self.requests), len(self.replies)) - 1
+        yield self.replies[index].model_copy(deep=True)
+
+
+def calls_response(*calls: tuple[str, dict[str, Any]]) -> LlmResponse:
+    """A model answer asking for one or more function calls."""
+    return LlmResponse(
+        content=types.Content(
+            role="model",
+            parts=[
+                types.Part(function_call=types.FunctionCall(name=name, args=args))
+                for name, args in calls
+            ],
+        )
+    )
+
+
+def request_texts(request: LlmRequest) -> list[str]:
+    """Every text part of a model request's contents."""
+    return [p.text for c in request.contents for p in c.parts or [] if p.text]
