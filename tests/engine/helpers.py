@@ -4,6 +4,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from google.genai import types
+from pydantic import Field
 
 from app.invocations.runner import Runner
 from app.models.llm import BaseLlm, LlmRequest, LlmResponse
@@ -62,7 +63,7 @@ class ScriptModel(BaseLlm):
 
     model: str = "script"
     replies: list[LlmResponse]
-    requests: list[LlmRequest] = []
+    requests: list[LlmRequest] = Field(default_factory=list)
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False

@@ -17,7 +17,7 @@ from app.invocations.runner import Runner
 from app.plugins import BasePlugin
 from app.sessions import InMemorySessionService
 from app.sessions.models import Event
-from tests.engine.helpers import FailingLlm, run_turn, text_response, texts
+from tests.engine.helpers import FailingLlm, text_response, texts
 
 
 def lookup(country: str) -> str:
