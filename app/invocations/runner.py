@@ -208,9 +208,12 @@ class Runner:
 
 
 def _transferable_to_root(agent: LlmAgent) -> bool:
+    """Whether every agent from `agent` up to the root is an LlmAgent that allows transfer."""
     current: BaseAgent | None = agent
-    while current is not None and current.parent_agent is not None:
-        if not isinstance(current, LlmAgent) or current.disallow_transfer_to_parent:
+    while current is not None:
+        if not isinstance(current, LlmAgent):
+            return False
+        if current.disallow_transfer_to_parent and current.parent_agent is not None:
             return False
         current = current.parent_agent
     return True

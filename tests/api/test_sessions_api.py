@@ -264,9 +264,11 @@ def test_health_readiness_version_and_list_apps(client: TestClient) -> None:
     version = client.get("/version").json()
     assert version["version"]
     assert version["adkCompatibility"] == "2.13.0"
-    assert client.get("/list-apps").json() == ["capital_agent"]
-    assert client.get("/list-apps", params={"relative_path": "./"}).json() == ["capital_agent"]
+    apps = client.get("/list-apps").json()
+    assert "capital_agent" in apps
+    assert apps == sorted(apps)
+    assert client.get("/list-apps", params={"relative_path": "./"}).json() == apps
     detailed = client.get("/list-apps", params={"detailed": "true"}).json()
-    assert detailed["apps"][0]["name"] == "capital_agent"
+    assert [a["name"] for a in detailed["apps"]] == apps
     assert_problem(client.get("/no/such/route"), 404, "http-not-found")
     assert_problem(client.put("/health"), 405, "http-method-not-allowed")
