@@ -6,7 +6,7 @@ slug, an HTTP status and a title. The classes derive from `rfc9457.Problem` so t
 without per-route code; nothing here imports fastapi.
 """
 
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any, ClassVar
 
 import rfc9457
@@ -32,6 +32,23 @@ class AgentdError(rfc9457.Problem):
             detail=detail,
             status=self.status_code_,
             headers=headers,
+            **extras,
+        )
+
+
+class StoredProblem(AgentdError):
+    """A problem recorded earlier (e.g. an invocation's error), raised again as it was."""
+
+    def __init__(self, problem: Mapping[str, Any]) -> None:
+        extras = {
+            k: v for k, v in problem.items() if k not in {"type", "title", "detail", "status"}
+        }
+        rfc9457.Problem.__init__(
+            self,
+            str(problem.get("title") or "Error."),
+            type_=str(problem.get("type") or "internal-error"),
+            detail=problem.get("detail"),
+            status=int(problem.get("status") or 500),
             **extras,
         )
 
@@ -104,6 +121,52 @@ class SessionConflict(ConflictError):
         super().__init__(detail, **{k: v for k, v in extras.items() if v is not None})
         self.expected_seq = expected_seq
         self.actual_seq = actual_seq
+
+
+class SessionBusy(ConflictError):
+    """Another invocation runs on the session (strategy reject, or enqueue timed out)."""
+
+    problem_type = "session-busy"
+    default_title = "Session is busy."
+
+
+class InvocationNotFound(NotFoundError):
+    """No such invocation in this session."""
+
+    problem_type = "invocation-not-found"
+    default_title = "Invocation not found."
+
+
+class IdempotencyKeyReused(AgentdError):
+    """An Idempotency-Key already used with a different request body."""
+
+    problem_type = "idempotency-key-reused"
+    status_code_ = 422
+    default_title = "Idempotency-Key reused with a different request."
+
+
+class InvocationCancelled(AgentdError):
+    """The invocation was cancelled before it completed."""
+
+    problem_type = "invocation-cancelled"
+    status_code_ = 409
+    default_title = "Invocation cancelled."
+
+
+class InvocationInterrupted(AgentdError):
+    """The replica running the invocation stopped (crash, kill, shutdown) before it completed."""
+
+    problem_type = "invocation-interrupted"
+    status_code_ = 503
+    default_title = "Invocation interrupted."
+
+
+class InvocationTimeout(AgentdError):
+    """The invocation ran longer than AGENTD_MAX_INVOCATION_SECONDS."""
+
+    problem_type = "invocation-timeout"
+    status_code_ = 504
+    default_title = "Invocation timed out."
 
 
 class ArtifactVersionConflict(ConflictError):

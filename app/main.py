@@ -15,13 +15,16 @@ from fastapi.routing import APIRoute
 from fastapi_problem.handler import add_exception_handler, new_exception_handler
 
 from app import __version__
-from app.api import apps, artifacts, health, sessions
+from app.api import apps, artifacts, health, invocations, memory, runs, sessions
 from app.api.middleware import BodySizeLimitMiddleware
 from app.artifacts.factory import create_blob_store
 from app.artifacts.service import ArtifactService
 from app.db.engine import create_db_engine
 from app.errors import InternalError
+from app.invocations.manager import InvocationManager
 from app.invocations.registry import AppRegistry
+from app.invocations.store import InvocationStore
+from app.memory.database import DatabaseMemoryService
 from app.sessions.database import DatabaseSessionService
 from app.settings import Settings, get_settings
 
@@ -49,9 +52,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.artifact_service = ArtifactService(
             db_engine, blob_store, max_artifact_bytes=settings.max_artifact_bytes
         )
+        app.state.memory_service = DatabaseMemoryService(db_engine)
+        manager = InvocationManager(
+            store=InvocationStore(db_engine),
+            registry=app.state.registry,
+            session_service=app.state.session_service,
+            artifact_service=app.state.artifact_service,
+            memory_service=app.state.memory_service,
+            settings=settings,
+        )
+        app.state.invocation_manager = manager
+        await manager.startup()
         try:
             yield
         finally:
+            await manager.shutdown()
             await app.state.session_service.close()
             await blob_store.aclose()
             await db_engine.dispose()
@@ -77,7 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_bytes=settings.max_request_bytes,
         max_upload_bytes=settings.max_artifact_bytes,
     )
-    for module in (health, apps, sessions, artifacts):
+    for module in (health, apps, sessions, artifacts, invocations, runs, memory):
         app.include_router(module.router)
     return app
 

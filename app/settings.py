@@ -44,6 +44,25 @@ class Settings(BaseSettings):
     s3_endpoint_url: str | None = None
     s3_region: str | None = None
     s3_force_path_style: bool = False
+    max_invocation_seconds: float = Field(
+        default=600, gt=0, description="An invocation running longer fails (invocation-timeout)."
+    )
+    max_llm_calls: int = Field(
+        default=500, ge=1, description="Cap on model calls per invocation (runConfig may lower it)."
+    )
+    lease_seconds: float = Field(
+        default=30,
+        gt=0,
+        description="A run's session lease lasts this long unless renewed; a dead replica's run "
+        "is declared interrupted after it.",
+    )
+    enqueue_timeout_seconds: float = Field(
+        default=60, ge=0, description="How long `enqueue` waits for the session to be free."
+    )
+    sse_heartbeat_seconds: float = Field(default=15, gt=0)
+    replica_id: str = Field(
+        default="", description="This process's name in leases (default: host:pid)."
+    )
     gc_grace_seconds: int = Field(
         default=3600, ge=0, description="`agentd gc` spares unreferenced blobs younger than this."
     )

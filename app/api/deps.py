@@ -5,6 +5,7 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 
 from app.artifacts.service import ArtifactService
+from app.invocations.manager import InvocationManager
 from app.invocations.registry import AppInfo, AppRegistry
 from app.sessions.base import ID_PATTERN, BaseSessionService
 from app.settings import Settings
@@ -28,6 +29,12 @@ def get_artifact_service(request: Request) -> ArtifactService:
     return service
 
 
+def get_invocation_manager(request: Request) -> InvocationManager:
+    """The process-wide invocation manager built in the lifespan."""
+    manager: InvocationManager = request.app.state.invocation_manager
+    return manager
+
+
 def get_registry(request: Request) -> AppRegistry:
     """The app catalogue built in the lifespan."""
     registry: AppRegistry = request.app.state.registry
@@ -38,6 +45,7 @@ SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 SessionServiceDep = Annotated[BaseSessionService, Depends(get_session_service)]
 ArtifactServiceDep = Annotated[ArtifactService, Depends(get_artifact_service)]
 RegistryDep = Annotated[AppRegistry, Depends(get_registry)]
+InvocationManagerDep = Annotated[InvocationManager, Depends(get_invocation_manager)]
 
 AppNamePath = Annotated[
     str, Path(alias="app_name", description="App name (a folder of the agents dir).")

@@ -10,6 +10,7 @@ written, and everything persisted before it is whole.
 """
 
 import asyncio
+import contextlib
 import queue
 import threading
 from collections.abc import AsyncGenerator, Generator, Sequence
@@ -172,7 +173,17 @@ class Runner:
             staged = pending.pop((name, version), None)
             if staged is not None:
                 rows.append(staged)
-        return await self.session_service.append_event(ctx.session, event, artifact_versions=rows)
+        commit = asyncio.ensure_future(
+            self.session_service.append_event(ctx.session, event, artifact_versions=rows)
+        )
+        try:
+            return await asyncio.shield(commit)
+        except asyncio.CancelledError:
+            # Cancelled mid-commit: let the commit finish (it is all-or-nothing anyway), so the
+            # session's last_seq and history agree when the next invocation starts; then stop.
+            with contextlib.suppress(Exception):
+                await commit
+            raise
 
     async def _record_failure(
         self, ctx: InvocationContext, agent: BaseAgent, exc: Exception

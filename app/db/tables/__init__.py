@@ -1,6 +1,7 @@
 """All ORM tables; importing this package registers them on `Base.metadata`."""
 
 from app.db.tables.artifacts import StorageArtifactCounter, StorageArtifactVersion
+from app.db.tables.invocations import StorageInvocation, StorageSessionLease
 from app.db.tables.memory import StorageMemoryEntry
 from app.db.tables.sessions import StorageAppState, StorageEvent, StorageSession, StorageUserState
 
@@ -9,7 +10,9 @@ __all__ = [
     "StorageArtifactCounter",
     "StorageArtifactVersion",
     "StorageEvent",
+    "StorageInvocation",
     "StorageMemoryEntry",
     "StorageSession",
+    "StorageSessionLease",
     "StorageUserState",
 ]

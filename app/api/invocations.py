@@ -1,0 +1,188 @@
+"""Invocation routes: create (wait | stream | background), get, list, cancel, follow events.
+
+`Last-Event-ID` (or `?afterSeq=`) on the events stream resumes after that seq: the client gets
+every later persisted event exactly once, then live ones, then `done`.
+"""
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
+from fastapi.responses import JSONResponse
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from app.api.deps import (
+    InvocationManagerDep,
+    KnownApp,
+    SessionIdPath,
+    SettingsDep,
+    UserIdPath,
+)
+from app.api.streaming import invocation_frames
+from app.errors import InvalidRequest, StoredProblem
+from app.invocations.manager import RunHandle
+from app.invocations.models import (
+    CreateInvocationRequest,
+    Invocation,
+    InvocationPage,
+    InvocationResult,
+)
+from app.invocations.store import SessionRef
+from app.sessions.base import MAX_SEQ
+
+router = APIRouter(
+    prefix="/apps/{app_name}/users/{user_id}/sessions/{session_id}/invocations",
+    tags=["invocations"],
+)
+
+NOT_FOUND: dict[int | str, dict[str, str]] = {
+    404: {"description": "No such session or invocation."}
+}
+
+
+def session_ref(app: KnownApp, user_id: UserIdPath, session_id: SessionIdPath) -> SessionRef:
+    """The addressed session."""
+    return SessionRef(app.name, user_id, session_id)
+
+
+RefDep = Annotated[SessionRef, Depends(session_ref)]
+
+
+@router.post(
+    "",
+    summary="Run the app for a new message (wait, stream or background)",
+    operation_id="create_invocation",
+    status_code=status.HTTP_200_OK,
+    responses={
+        **NOT_FOUND,
+        202: {"description": "Accepted (mode background)."},
+        409: {"description": "Another invocation runs on the session (session-busy)."},
+        422: {"description": "Invalid body, or Idempotency-Key reused (idempotency-key-reused)."},
+    },
+)
+async def create_invocation(
+    ref: RefDep,
+    body: CreateInvocationRequest,
+    manager: InvocationManagerDep,
+    settings: SettingsDep,
+    request: Request,
+    idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
+) -> Response:
+    """Start an invocation; `wait` returns its events, `stream` follows it, `background` 202."""
+    handle = await manager.start(ref, body, idempotency_key=idempotency_key)
+    location = str(
+        request.url_for("get_invocation", **request.path_params, invocation_id=handle.invocation.id)
+    )
+    headers = {"Location": location, "X-Invocation-Id": handle.invocation.id}
+    if body.mode == "background":
+        return JSONResponse(handle.invocation.to_wire(), status_code=202, headers=headers)
+    if body.mode == "stream":
+        return EventSourceResponse(
+            _stream(manager, handle, 0, cancel_on_disconnect=body.on_disconnect == "cancel"),
+            ping=settings.sse_heartbeat_seconds,
+            headers=headers,
+            sep="\n",
+        )
+    final = await manager.wait(handle)
+    if final.error is not None:
+        raise StoredProblem(final.error)
+    events = await manager.store.events(handle.session_pk, final.id, 0)
+    result = InvocationResult(invocation=final, events=events)
+    return JSONResponse(result.to_wire(), headers=headers)
+
+
+async def _stream(
+    manager: InvocationManagerDep, handle: RunHandle, after_seq: int, *, cancel_on_disconnect: bool
+) -> AsyncIterator[ServerSentEvent]:
+    finished = False
+    try:
+        async for frame in invocation_frames(manager.follow(handle, after_seq=after_seq)):
+            yield frame
+        finished = True
+    finally:
+        if cancel_on_disconnect and not finished:
+            await manager.cancel(handle.ref, handle.invocation.id)
+
+
+@router.get(
+    "",
+    response_model_exclude_none=True,
+    summary="List the session's invocations (newest first)",
+    operation_id="list_invocations",
+    responses=NOT_FOUND,
+)
+async def list_invocations(
+    ref: RefDep,
+    manager: InvocationManagerDep,
+    settings: SettingsDep,
+    page_size: Annotated[int | None, Query(alias="pageSize", ge=1, le=10_000)] = None,
+    page_token: Annotated[str | None, Query(alias="pageToken", max_length=1024)] = None,
+) -> InvocationPage:
+    """A page of invocations with their status."""
+    await manager.store.session_pk(ref)
+    size = min(page_size or settings.default_page_size, settings.max_page_size)
+    invocations, token = await manager.store.list_page(ref, page_size=size, page_token=page_token)
+    return InvocationPage(invocations=invocations, next_page_token=token)
+
+
+@router.get(
+    "/{invocation_id}",
+    response_model_exclude_none=True,
+    summary="Get an invocation's status",
+    operation_id="get_invocation",
+    responses=NOT_FOUND,
+)
+async def get_invocation(
+    ref: RefDep, invocation_id: str, manager: InvocationManagerDep
+) -> Invocation:
+    """Status (queued, running, completed, failed, cancelled) and the error as a problem."""
+    return await manager.store.get(ref, invocation_id)
+
+
+@router.post(
+    "/{invocation_id}/cancel",
+    response_model_exclude_none=True,
+    summary="Cancel an invocation",
+    operation_id="cancel_invocation",
+    responses=NOT_FOUND,
+)
+async def cancel_invocation(
+    ref: RefDep, invocation_id: str, manager: InvocationManagerDep
+) -> Invocation:
+    """Stop the run at its next step; nothing half-done is persisted."""
+    return await manager.cancel(ref, invocation_id)
+
+
+@router.get(
+    "/{invocation_id}/events",
+    summary="Follow an invocation's events (SSE, resumable with Last-Event-ID)",
+    operation_id="stream_invocation_events",
+    responses=NOT_FOUND,
+    response_class=EventSourceResponse,
+)
+async def stream_invocation_events(
+    ref: RefDep,
+    invocation_id: str,
+    manager: InvocationManagerDep,
+    settings: SettingsDep,
+    last_event_id: Annotated[str | None, Header(max_length=32)] = None,
+    after_seq: Annotated[int | None, Query(alias="afterSeq", ge=0, le=MAX_SEQ)] = None,
+) -> EventSourceResponse:
+    """Persisted events after the given seq, then live ones, then `done`."""
+    start = after_seq or 0
+    if last_event_id:
+        if not last_event_id.isdigit() or int(last_event_id) > MAX_SEQ:
+            raise InvalidRequest("Last-Event-ID must be the seq of an event.")
+        start = int(last_event_id)
+    invocation = await manager.store.get(ref, invocation_id)
+    handle = RunHandle(
+        ref=ref,
+        invocation=invocation,
+        session_pk=await manager.store.session_pk(ref),
+        created=False,
+    )
+    return EventSourceResponse(
+        _stream(manager, handle, start, cancel_on_disconnect=False),
+        ping=settings.sse_heartbeat_seconds,
+        sep="\n",
+    )

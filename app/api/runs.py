@@ -1,0 +1,93 @@
+"""ADK's run routes: `POST /run` (JSON array of events) and `POST /run_sse` (SSE).
+
+Unlike ADK: an unknown session is 404 and a problem before the run starts is problem+json; a
+failure after streaming started is a typed `error` frame. Concurrent runs on one session queue
+(`enqueue`) rather than interleave, since ADK clients do not know about `session-busy`.
+"""
+
+from collections.abc import AsyncIterator
+from typing import Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from app.api.deps import InvocationManagerDep, RegistryDep, SettingsDep
+from app.api.streaming import adk_error_frame, adk_event_json, adk_frames
+from app.errors import StoredProblem
+from app.invocations.manager import RunHandle
+from app.invocations.models import CreateInvocationRequest, RunAgentRequest, RunConfigRequest
+from app.invocations.store import SessionRef
+from app.sessions.base import validate_id
+
+router = APIRouter(tags=["runs"])
+
+
+def _ref(body: RunAgentRequest, registry: RegistryDep) -> SessionRef:
+    registry.require(body.app_name)
+    validate_id("userId", body.user_id)
+    validate_id("sessionId", body.session_id)
+    return SessionRef(body.app_name, body.user_id, body.session_id)
+
+
+def _request(body: RunAgentRequest, mode: Literal["wait", "stream"]) -> CreateInvocationRequest:
+    return CreateInvocationRequest(
+        new_message=body.new_message,
+        state_delta=body.state_delta,
+        run_config=RunConfigRequest(streaming_mode="sse" if body.streaming else "none"),
+        mode=mode,
+        multitask_strategy="enqueue",
+    )
+
+
+@router.post(
+    "/run",
+    summary="Run the agent for one message and return its events (ADK)",
+    operation_id="run_agent",
+    responses={404: {"description": "Unknown app or session."}},
+)
+async def run_agent(
+    body: RunAgentRequest, registry: RegistryDep, manager: InvocationManagerDep
+) -> JSONResponse:
+    """The events the run produced, without the user's own message, as ADK answers."""
+    handle = await manager.start(_ref(body, registry), _request(body, "wait"))
+    final = await manager.wait(handle)
+    if final.error is not None:
+        raise StoredProblem(final.error)
+    events = await manager.store.events(handle.session_pk, handle.invocation.id, 0)
+    return JSONResponse([adk_event_json(e) for e in events if e.author != "user"])
+
+
+@router.post(
+    "/run_sse",
+    summary="Run the agent for one message, streaming its events (ADK SSE)",
+    operation_id="run_agent_sse",
+    responses={404: {"description": "Unknown app or session."}},
+    response_class=EventSourceResponse,
+)
+async def run_agent_sse(
+    body: RunAgentRequest,
+    registry: RegistryDep,
+    manager: InvocationManagerDep,
+    settings: SettingsDep,
+    request: Request,
+) -> EventSourceResponse:
+    """ADK Event JSON per `data:` line (`id:` carries the seq); `{"error": ...}` on failure."""
+    del request
+    handle = await manager.start(_ref(body, registry), _request(body, "stream"))
+    return EventSourceResponse(
+        _adk_stream(manager, handle), ping=settings.sse_heartbeat_seconds, sep="\n"
+    )
+
+
+async def _adk_stream(
+    manager: InvocationManagerDep, handle: RunHandle
+) -> AsyncIterator[ServerSentEvent]:
+    async for item in manager.follow(handle):
+        if item.kind == "done":
+            if item.invocation is not None and item.invocation.error is not None:
+                yield adk_error_frame(item.invocation.error)
+            return
+        if item.event is not None and item.event.author != "user":
+            for frame in adk_frames(item.event):
+                yield frame

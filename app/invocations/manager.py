@@ -1,0 +1,361 @@
+"""InvocationManager: starts runs as server-owned tasks and lets clients wait, follow or cancel.
+
+A run's life belongs to the server, not to the HTTP request that started it: the run is an
+asyncio task of this process that keeps going when its client disconnects (unless the client
+asked `onDisconnect: cancel`). While it runs the task renews its session lease and polls for a
+cancel request (which may come through another replica), so:
+- `reject` takes the lease before answering (409 `session-busy` if taken); `enqueue` waits, first
+  come first served across replicas, up to AGENTD_ENQUEUE_TIMEOUT_SECONDS;
+- cancelling interrupts the run at its next await; an event being committed at that moment
+  finishes committing first (see Runner), so nothing is ever half-written;
+- a replica that dies stops renewing; the reaper (every replica, at start and periodically) marks
+  its invocations `failed` with `invocation-interrupted` once their lease has expired.
+Followers of a run on this replica get live events from its RunChannel; followers of a run on
+another replica get persisted events by polling the database.
+"""
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from app.artifacts.service import ArtifactService
+from app.contexts.invocation import RunConfig, StreamingMode
+from app.db.tables import StorageInvocation
+from app.errors import (
+    AgentdError,
+    IdempotencyKeyReused,
+    InternalError,
+    InvocationCancelled,
+    InvocationInterrupted,
+    InvocationTimeout,
+    SessionBusy,
+)
+from app.invocations.channel import RunChannel, StreamItem
+from app.invocations.models import (
+    CreateInvocationRequest,
+    Invocation,
+    InvocationStatus,
+)
+from app.invocations.registry import AppRegistry
+from app.invocations.runner import Runner
+from app.invocations.store import InvocationStore, SessionRef, to_resource
+from app.memory.base import BaseMemoryService
+from app.sessions.base import BaseSessionService
+from app.sessions.models import new_invocation_id
+from app.settings import Settings
+
+logger = logging.getLogger("agentd.invocations")
+
+#: How often a follower of a run on another replica polls for new events.
+REMOTE_POLL_SECONDS = 0.25
+
+
+@dataclass
+class LocalRun:
+    """A run executing in this process."""
+
+    invocation_id: str
+    session_pk: int
+    channel: RunChannel
+    task: "asyncio.Task[None] | None" = None
+    cancel_requested: bool = False
+
+
+@dataclass(frozen=True)
+class RunHandle:
+    """What `start` returns: the invocation, and whether this call created it."""
+
+    ref: SessionRef
+    invocation: Invocation
+    session_pk: int
+    created: bool
+
+
+class InvocationManager:
+    """Starts, tracks and stops the invocations of this replica."""
+
+    def __init__(
+        self,
+        *,
+        store: InvocationStore,
+        registry: AppRegistry,
+        session_service: BaseSessionService,
+        artifact_service: ArtifactService | None,
+        memory_service: BaseMemoryService | None,
+        settings: Settings,
+    ) -> None:
+        self.store = store
+        self._registry = registry
+        self._session_service = session_service
+        self._artifact_service = artifact_service
+        self._memory_service = memory_service
+        self._settings = settings
+        self.replica_id = settings.replica_id or (
+            f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        )
+        self._runs: dict[str, LocalRun] = {}
+        self._runners: dict[str, Runner] = {}
+        self._reaper: asyncio.Task[None] | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def startup(self) -> None:
+        """Reap invocations left by dead replicas, then keep doing so periodically."""
+        await self.store.reap()
+        self._reaper = asyncio.create_task(self._reap_forever(), name="agentd-reaper")
+
+    async def shutdown(self) -> None:
+        """Stop reaping and interrupt local runs (they are recorded as interrupted)."""
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+        tasks = [run.task for run in self._runs.values() if run.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _reap_forever(self) -> None:
+        interval = max(self._settings.lease_seconds / 2, 0.2)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                reaped = await self.store.reap()
+                if reaped:
+                    logger.warning("marked %d interrupted invocation(s) as failed", reaped)
+            except Exception:
+                logger.exception("reaping interrupted invocations failed")
+
+    # -- start ----------------------------------------------------------------------------
+
+    async def start(
+        self,
+        ref: SessionRef,
+        request: CreateInvocationRequest,
+        *,
+        idempotency_key: str | None = None,
+        invocation_id: str | None = None,
+    ) -> RunHandle:
+        """Create the invocation and start running it (or return the one the key names)."""
+        session_pk = await self.store.session_pk(ref)
+        runner = self._runner(ref.app_name)
+        body = request.model_dump(mode="json", by_alias=True, exclude_none=True)
+        request_hash = hashlib.sha256(
+            json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        ).hexdigest()
+        if idempotency_key is not None:
+            existing = await self.store.find_by_key(ref, idempotency_key)
+            if existing is not None:
+                return self._replay(ref, existing, request_hash, session_pk)
+        now = time.time()
+        row = StorageInvocation(
+            id=invocation_id or new_invocation_id(),
+            app_name=ref.app_name,
+            user_id=ref.user_id,
+            session_id=ref.session_id,
+            session_pk=session_pk,
+            status=InvocationStatus.QUEUED.value,
+            mode=request.mode,
+            request=body,
+            request_hash=request_hash,
+            idempotency_key=idempotency_key,
+            owner=self.replica_id,
+            cancel_requested=False,
+            create_time=now,
+            lease_expires_at=now + self._settings.lease_seconds,
+        )
+        existing = await self.store.insert(row)
+        if existing is not None:  # lost an Idempotency-Key race to an identical request
+            return self._replay(ref, existing, request_hash, session_pk)
+        acquired = False
+        if request.multitask_strategy == "reject":
+            acquired = await self.store.try_acquire(
+                row.id, session_pk, self.replica_id, self._settings.lease_seconds
+            )
+            if not acquired:
+                await self.store.delete(row.id)
+                raise SessionBusy("Another invocation is running on this session.")
+        run = LocalRun(invocation_id=row.id, session_pk=session_pk, channel=RunChannel())
+        self._runs[row.id] = run
+        run.task = asyncio.create_task(
+            self._execute(run, ref, runner, request, acquired), name=f"invocation {row.id}"
+        )
+        invocation = await self.store.get(ref, row.id)
+        return RunHandle(ref=ref, invocation=invocation, session_pk=session_pk, created=True)
+
+    def _replay(
+        self, ref: SessionRef, existing: StorageInvocation, request_hash: str, session_pk: int
+    ) -> RunHandle:
+        if existing.request_hash != request_hash:
+            raise IdempotencyKeyReused(
+                "This Idempotency-Key was used with a different request body."
+            )
+        return RunHandle(
+            ref=ref, invocation=to_resource(existing), session_pk=session_pk, created=False
+        )
+
+    def _runner(self, app_name: str) -> Runner:
+        runner = self._runners.get(app_name)
+        if runner is None:
+            runner = Runner(
+                app=self._registry.load(app_name),
+                app_name=app_name,
+                session_service=self._session_service,
+                artifact_service=self._artifact_service,
+                memory_service=self._memory_service,
+            )
+            self._runners[app_name] = runner
+        return runner
+
+    # -- the run task ---------------------------------------------------------------------
+
+    async def _execute(
+        self,
+        run: LocalRun,
+        ref: SessionRef,
+        runner: Runner,
+        request: CreateInvocationRequest,
+        acquired: bool,
+    ) -> None:
+        status = InvocationStatus.FAILED
+        error: dict[str, Any] | None = None
+        heartbeat = asyncio.create_task(self._heartbeat(run))
+        try:
+            if not acquired:
+                await self._wait_for_lease(run)
+            async with asyncio.timeout(self._settings.max_invocation_seconds):
+                async for event in runner.run_async(
+                    user_id=ref.user_id,
+                    session_id=ref.session_id,
+                    new_message=request.new_message,
+                    state_delta=request.state_delta,
+                    run_config=self._run_config(request),
+                    invocation_id=run.invocation_id,
+                ):
+                    await run.channel.publish(event)
+            status = InvocationStatus.COMPLETED
+        except asyncio.CancelledError:
+            if run.cancel_requested:
+                status, error = InvocationStatus.CANCELLED, InvocationCancelled().marshal()
+            else:  # the server is shutting down
+                error = InvocationInterrupted("The server stopped during the invocation.").marshal()
+        except TimeoutError:
+            error = InvocationTimeout(
+                f"The invocation ran longer than {self._settings.max_invocation_seconds} s."
+            ).marshal()
+        except AgentdError as exc:
+            error = exc.marshal()
+            if isinstance(exc, InvocationCancelled):
+                status = InvocationStatus.CANCELLED
+        except Exception:
+            logger.exception("invocation %s failed", run.invocation_id)
+            error = InternalError().marshal()
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+            try:
+                await asyncio.shield(
+                    self.store.finish(run.invocation_id, run.session_pk, status, error)
+                )
+            except Exception:
+                logger.exception("recording the end of invocation %s failed", run.invocation_id)
+            final = await self.store.get(ref, run.invocation_id)
+            await run.channel.close(final)
+            self._runs.pop(run.invocation_id, None)
+
+    async def _wait_for_lease(self, run: LocalRun) -> None:
+        deadline = time.monotonic() + self._settings.enqueue_timeout_seconds
+        delay = 0.02
+        while not await self.store.try_acquire(
+            run.invocation_id, run.session_pk, self.replica_id, self._settings.lease_seconds
+        ):
+            if run.cancel_requested:
+                raise InvocationCancelled("Cancelled while waiting for the session.")
+            if time.monotonic() >= deadline:
+                raise SessionBusy(
+                    "The session stayed busy for longer than the enqueue timeout "
+                    f"({self._settings.enqueue_timeout_seconds} s)."
+                )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+    async def _heartbeat(self, run: LocalRun) -> None:
+        interval = max(min(self._settings.lease_seconds / 3, 2.0), 0.05)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                cancel = await self.store.heartbeat(
+                    run.invocation_id, run.session_pk, self._settings.lease_seconds
+                )
+            except Exception:
+                logger.exception("renewing the lease of %s failed", run.invocation_id)
+                continue
+            if cancel and not run.cancel_requested:
+                run.cancel_requested = True
+                if run.task is not None:
+                    run.task.cancel()
+
+    def _run_config(self, request: CreateInvocationRequest) -> RunConfig:
+        limit = self._settings.max_llm_calls
+        asked = request.run_config.max_llm_calls if request.run_config else None
+        streaming = request.run_config.streaming_mode if request.run_config else None
+        return RunConfig(
+            max_llm_calls=min(asked or limit, limit),
+            streaming_mode=StreamingMode.SSE if streaming == "sse" else StreamingMode.NONE,
+        )
+
+    # -- follow, wait, cancel ---------------------------------------------------------------
+
+    async def follow(self, handle: RunHandle, *, after_seq: int = 0) -> AsyncIterator[StreamItem]:
+        """Events after `after_seq` (then live ones) until the invocation ends, then `done`."""
+        run = self._runs.get(handle.invocation.id)
+        if run is not None:
+            async for item in run.channel.follow(after_seq):
+                yield item
+            return
+        last = after_seq
+        while True:
+            invocation = await self.store.get(handle.ref, handle.invocation.id)
+            for event in await self.store.events(handle.session_pk, handle.invocation.id, last):
+                last = event.seq or last
+                yield StreamItem("event", event=event)
+            if invocation.status.terminal:
+                # Events committed just before the status changed are already in the batch.
+                yield StreamItem("done", invocation=invocation)
+                return
+            await asyncio.sleep(REMOTE_POLL_SECONDS)
+
+    async def wait(self, handle: RunHandle) -> Invocation:
+        """The invocation once it has ended (the run goes on if the waiter goes away)."""
+        run = self._runs.get(handle.invocation.id)
+        if run is not None:
+            return await asyncio.shield(run.channel.wait_closed())
+        async for item in self.follow(handle):
+            if item.kind == "done" and item.invocation is not None:
+                return item.invocation
+        raise AssertionError("follow ended without done")  # pragma: no cover
+
+    async def cancel(self, ref: SessionRef, invocation_id: str) -> Invocation:
+        """Ask the invocation to stop; a local run stops at once, a remote one within seconds."""
+        invocation = await self.store.request_cancel(ref, invocation_id)
+        run = self._runs.get(invocation_id)
+        if run is not None and not run.cancel_requested and run.task is not None:
+            run.cancel_requested = True
+            run.task.cancel()
+            await asyncio.shield(run.channel.wait_closed())
+            invocation = await self.store.get(ref, invocation_id)
+        return invocation
+
+    def is_local(self, invocation_id: str) -> bool:
+        """Whether the invocation runs in this process."""
+        return invocation_id in self._runs

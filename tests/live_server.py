@@ -1,0 +1,138 @@
+"""Real agentd server processes for HTTP tests: `python -m app serve --migrate` on 127.0.0.1.
+
+The agents dir holds the shipped apps plus the test apps of tests/apps (symlinked), so tests can
+drive a tool that waits on a gate file they control.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+STARTUP_SECONDS = 60
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def build_agents_dir(target: Path) -> Path:
+    """An agents dir with the shipped apps and the test apps."""
+    target.mkdir(parents=True, exist_ok=True)
+    for source in [*(PROJECT_ROOT / "agents").iterdir(), *(PROJECT_ROOT / "tests/apps").iterdir()]:
+        if source.is_dir() and not source.name.startswith(("_", ".")):
+            link = target / source.name
+            if not link.exists():
+                link.symlink_to(source, target_is_directory=True)
+    return target
+
+
+class LiveServer:
+    """One server process."""
+
+    def __init__(self, workdir: Path, env: dict[str, str]) -> None:
+        self.workdir = workdir
+        self.env = env
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = workdir / f"server-{self.port}.log"
+
+    def start(self) -> "LiveServer":
+        """Start and wait until /health answers."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **self.env}
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "app", "serve", "--migrate", "--port", str(self.port)],
+                cwd=self.workdir,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited early:\n{self.log.read_text()}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"server did not start:\n{self.log.read_text()}")
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hooks run."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        """Graceful stop."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def wait_until(
+    predicate: Callable[[], object], *, timeout: float = 30.0, interval: float = 0.05
+) -> None:
+    """Poll `predicate()` until it is truthy, or fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met in time")
+        time.sleep(interval)
+
+
+@dataclass
+class Frame:
+    """One SSE frame."""
+
+    event: str = "message"
+    id: str | None = None
+    data: str = ""
+
+
+def iter_sse(lines: Iterator[str]) -> Iterator[Frame]:
+    """Parse SSE frames from text lines (comments are skipped)."""
+    frame = Frame()
+    seen = False
+    for line in lines:
+        if line == "":
+            if seen:
+                yield frame
+            frame, seen = Frame(), False
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        seen = True
+        if name == "event":
+            frame.event = value
+        elif name == "id":
+            frame.id = value
+        elif name == "data":
+            frame.data = f"{frame.data}\n{value}" if frame.data else value
+    if seen:
+        yield frame
