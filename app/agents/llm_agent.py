@@ -9,7 +9,6 @@ event whose actions merge every call's deltas (different keys all survive). The 
 until a final answer, a transfer, an escalation, the end of the invocation, or max_llm_calls.
 """
 
-import asyncio
 import inspect
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -20,11 +19,12 @@ from pydantic import Field
 
 from app.agents.base_agent import BaseAgent
 from app.agents.callbacks import CallbackSlot, run_callbacks
+from app.agents.contents import build_contents
+from app.agents.functions import run_function_calls
 from app.agents.instructions import inject_state
 from app.contexts.callback import CallbackContext
 from app.contexts.invocation import InvocationContext, StreamingMode
 from app.contexts.readonly import ReadonlyContext
-from app.contexts.tool import ToolContext
 from app.models.llm import BaseLlm, LLMRegistry, LlmRequest, LlmResponse
 from app.sessions.models import Event, EventActions
 from app.tools.base_tool import BaseTool
@@ -113,7 +113,7 @@ class LlmAgent(BaseAgent):
         if not calls or model_event.error_code:
             outcome.done = True
             return
-        response_event = await self._run_tools(ctx, calls, llm_request.tools_dict)
+        response_event = await run_function_calls(self, ctx, calls, llm_request.tools_dict)
         if response_event is None:  # only long-running tools: the client answers later
             outcome.done = True
             return
@@ -156,7 +156,7 @@ class LlmAgent(BaseAgent):
             llm_request.append_instructions([_transfer_instruction(self, targets)])
             tools.append(FunctionTool(transfer_to_agent))
         llm_request.append_tools(tools)
-        llm_request.contents = _history(ctx, self)
+        llm_request.contents = build_contents(ctx, self.name, self.include_contents)
         return llm_request
 
     async def _call_model(
@@ -253,110 +253,6 @@ class LlmAgent(BaseAgent):
 
     # -- tools ----------------------------------------------------------------------------
 
-    async def _run_tools(
-        self,
-        ctx: InvocationContext,
-        calls: list[types.FunctionCall],
-        tools: dict[str, Any],
-    ) -> Event | None:
-        contexts = [
-            ToolContext(ctx, function_call_id=call.id, event_actions=EventActions())
-            for call in calls
-        ]
-        try:
-            async with asyncio.TaskGroup() as group:
-                tasks = [
-                    group.create_task(self._run_tool(ctx, call, tools.get(call.name or ""), tc))
-                    for call, tc in zip(calls, contexts, strict=True)
-                ]
-        except BaseExceptionGroup as failures:
-            # One failed call fails the step (the others are cancelled); report that call's error.
-            raise failures.exceptions[0] from None
-        parts = [t.result() for t in tasks]
-        response_parts = [p for p in parts if p is not None]
-        if not response_parts:
-            return None
-        return self.make_event(
-            ctx,
-            content=types.Content(role="user", parts=response_parts),
-            actions=_merge_actions([tc.actions for tc in contexts]),
-        )
-
-    async def _run_tool(
-        self,
-        ctx: InvocationContext,
-        call: types.FunctionCall,
-        tool: BaseTool | None,
-        tool_context: ToolContext,
-    ) -> types.Part | None:
-        args = dict(call.args or {})
-        if tool is None:
-            result: Any = {"error": f"Tool {call.name!r} is not available to this agent."}
-        else:
-            result = await self._execute_tool(ctx, tool, args, tool_context)
-            if result is None and tool.is_long_running:
-                return None
-        response = result if isinstance(result, dict) else {"result": result}
-        return types.Part(
-            function_response=types.FunctionResponse(id=call.id, name=call.name, response=response)
-        )
-
-    async def _execute_tool(
-        self,
-        ctx: InvocationContext,
-        tool: BaseTool,
-        args: dict[str, Any],
-        tool_context: ToolContext,
-    ) -> Any:
-        result = await ctx.plugin_manager.run(
-            "before_tool_callback", tool=tool, tool_args=args, tool_context=tool_context
-        )
-        if result is None:
-            result = await run_callbacks(
-                self.before_tool_callback, tool=tool, args=args, tool_context=tool_context
-            )
-        if result is None:
-            try:
-                result = await tool.run_async(args=args, tool_context=tool_context)
-            except Exception as error:
-                result = await ctx.plugin_manager.run(
-                    "on_tool_error_callback",
-                    tool=tool,
-                    tool_args=args,
-                    tool_context=tool_context,
-                    error=error,
-                )
-                if result is None:
-                    result = await run_callbacks(
-                        self.on_tool_error_callback,
-                        tool=tool,
-                        args=args,
-                        tool_context=tool_context,
-                        error=error,
-                    )
-                if result is None:
-                    raise
-            if result is None and tool.is_long_running:
-                return None
-            if not isinstance(result, dict):
-                result = {"result": result}
-        replaced = await ctx.plugin_manager.run(
-            "after_tool_callback",
-            tool=tool,
-            tool_args=args,
-            tool_context=tool_context,
-            result=result,
-        )
-        if replaced is None:
-            replaced = await run_callbacks(
-                self.after_tool_callback,
-                tool=tool,
-                args=args,
-                tool_context=tool_context,
-                tool_response=result,
-            )
-        return replaced if replaced is not None else result
-
 
 def _checked_response(value: Any) -> LlmResponse:
     if not isinstance(value, LlmResponse):
@@ -395,75 +291,6 @@ def _transfer_instruction(agent: LlmAgent, targets: list[BaseAgent]) -> str:
         "call `transfer_to_agent` function to transfer the question to that agent.",
     ]
     return "\n\n".join(lines)
-
-
-def _merge_actions(all_actions: list[EventActions]) -> EventActions:
-    """One EventActions for parallel calls: deltas merged key by key, flags or-ed."""
-    merged = EventActions()
-    for actions in all_actions:
-        merged.state_delta.update(actions.state_delta)
-        merged.artifact_delta.update(actions.artifact_delta)
-        merged.requested_auth_configs.update(actions.requested_auth_configs)
-        merged.requested_tool_confirmations.update(actions.requested_tool_confirmations)
-        if actions.skip_summarization:
-            merged.skip_summarization = True
-        if actions.escalate:
-            merged.escalate = True
-        if actions.transfer_to_agent:
-            merged.transfer_to_agent = actions.transfer_to_agent
-    return merged
-
-
-def _belongs_to_branch(event_branch: str | None, branch: str | None) -> bool:
-    if not event_branch or not branch:
-        return True
-    return branch == event_branch or branch.startswith(f"{event_branch}.")
-
-
-def _history(ctx: InvocationContext, agent: LlmAgent) -> list[types.Content]:
-    """The contents the model sees: this branch's events, other agents' turns as context."""
-    events = [
-        e
-        for e in ctx.session.events
-        if e.content is not None
-        and e.content.parts
-        and not e.partial
-        and _belongs_to_branch(e.branch, ctx.branch)
-    ]
-    if agent.include_contents == "none":
-        last_user = max(
-            (i for i, e in enumerate(events) if e.author == "user"), default=len(events)
-        )
-        events = events[last_user:]
-    contents: list[types.Content] = []
-    for event in events:
-        assert event.content is not None
-        if event.author in ("user", agent.name):
-            contents.append(event.content)
-        else:
-            contents.append(_as_context(event))
-    return contents
-
-
-def _as_context(event: Event) -> types.Content:
-    """Another agent's turn, presented to this agent's model as user-side context."""
-    parts = [types.Part(text="For context:")]
-    for part in event.content.parts or [] if event.content else []:
-        if part.text and not part.thought:
-            parts.append(types.Part(text=f"[{event.author}] said: {part.text}"))
-        elif part.function_call:
-            call = part.function_call
-            parts.append(
-                types.Part(text=f"[{event.author}] called tool `{call.name}` with {call.args}")
-            )
-        elif part.function_response:
-            response = part.function_response
-            parts.append(
-                types.Part(
-                    text=f"[{event.author}] `{response.name}` tool returned {response.response}"
-                )
-            )
-    return types.Content(role="user", parts=parts)
 
 
 Agent = LlmAgent

@@ -1,0 +1,145 @@
+"""Running one model response's function calls: concurrently, each with its own ToolContext.
+
+Each call goes through the before-tool hooks (plugins, then the agent's callbacks; a dict skips the
+tool), the tool itself (errors go to the on-tool-error hooks), result wrapping (`{"result": v}`
+for non-dicts) and the after-tool hooks. The calls' results become one function-response event
+whose actions merge every call's deltas key by key, so parallel writers never lose a write.
+"""
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from google.genai import types
+
+from app.agents.callbacks import run_callbacks
+from app.contexts.invocation import InvocationContext
+from app.contexts.tool import ToolContext
+from app.sessions.models import Event, EventActions
+from app.tools.base_tool import BaseTool
+
+if TYPE_CHECKING:
+    from app.agents.llm_agent import LlmAgent
+
+
+async def run_function_calls(
+    agent: "LlmAgent",
+    ctx: InvocationContext,
+    calls: list[types.FunctionCall],
+    tools: dict[str, Any],
+) -> Event | None:
+    """The function-response event of `calls` (None if only long-running tools answered)."""
+    contexts = [
+        ToolContext(ctx, function_call_id=call.id, event_actions=EventActions()) for call in calls
+    ]
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [
+                group.create_task(_run_tool(agent, ctx, call, tools.get(call.name or ""), tc))
+                for call, tc in zip(calls, contexts, strict=True)
+            ]
+    except BaseExceptionGroup as failures:
+        # One failed call fails the step (the others are cancelled); report that call's error.
+        raise failures.exceptions[0] from None
+    parts = [t.result() for t in tasks]
+    response_parts = [p for p in parts if p is not None]
+    if not response_parts:
+        return None
+    return agent.make_event(
+        ctx,
+        content=types.Content(role="user", parts=response_parts),
+        actions=_merge_actions([tc.actions for tc in contexts]),
+    )
+
+
+async def _run_tool(
+    agent: "LlmAgent",
+    ctx: InvocationContext,
+    call: types.FunctionCall,
+    tool: BaseTool | None,
+    tool_context: ToolContext,
+) -> types.Part | None:
+    args = dict(call.args or {})
+    if tool is None:
+        result: Any = {"error": f"Tool {call.name!r} is not available to this agent."}
+    else:
+        result = await _execute_tool(agent, ctx, tool, args, tool_context)
+        if result is None and tool.is_long_running:
+            return None
+    response = result if isinstance(result, dict) else {"result": result}
+    return types.Part(
+        function_response=types.FunctionResponse(id=call.id, name=call.name, response=response)
+    )
+
+
+async def _execute_tool(
+    agent: "LlmAgent",
+    ctx: InvocationContext,
+    tool: BaseTool,
+    args: dict[str, Any],
+    tool_context: ToolContext,
+) -> Any:
+    result = await ctx.plugin_manager.run(
+        "before_tool_callback", tool=tool, tool_args=args, tool_context=tool_context
+    )
+    if result is None:
+        result = await run_callbacks(
+            agent.before_tool_callback, tool=tool, args=args, tool_context=tool_context
+        )
+    if result is None:
+        try:
+            result = await tool.run_async(args=args, tool_context=tool_context)
+        except Exception as error:
+            result = await ctx.plugin_manager.run(
+                "on_tool_error_callback",
+                tool=tool,
+                tool_args=args,
+                tool_context=tool_context,
+                error=error,
+            )
+            if result is None:
+                result = await run_callbacks(
+                    agent.on_tool_error_callback,
+                    tool=tool,
+                    args=args,
+                    tool_context=tool_context,
+                    error=error,
+                )
+            if result is None:
+                raise
+        if result is None and tool.is_long_running:
+            return None
+        if not isinstance(result, dict):
+            result = {"result": result}
+    replaced = await ctx.plugin_manager.run(
+        "after_tool_callback",
+        tool=tool,
+        tool_args=args,
+        tool_context=tool_context,
+        result=result,
+    )
+    if replaced is None:
+        replaced = await run_callbacks(
+            agent.after_tool_callback,
+            tool=tool,
+            args=args,
+            tool_context=tool_context,
+            tool_response=result,
+        )
+    return replaced if replaced is not None else result
+
+
+def _merge_actions(all_actions: list[EventActions]) -> EventActions:
+    """One EventActions for parallel calls: deltas merged key by key, flags or-ed."""
+    merged = EventActions()
+    for actions in all_actions:
+        merged.state_delta.update(actions.state_delta)
+        merged.artifact_delta.update(actions.artifact_delta)
+        merged.requested_auth_configs.update(actions.requested_auth_configs)
+        merged.requested_tool_confirmations.update(actions.requested_tool_confirmations)
+        if actions.skip_summarization:
+            merged.skip_summarization = True
+        if actions.escalate:
+            merged.escalate = True
+        if actions.transfer_to_agent:
+            merged.transfer_to_agent = actions.transfer_to_agent
+    return merged
