@@ -1,11 +1,14 @@
-"""The `agentd` console script: `serve`, `migrate` and `gc`."""
+"""The `agentd` console script: `serve`, `migrate`, `gc` and `keys`."""
 
 import argparse
 import asyncio
 import logging
 import os
+import sys
 
 from app.settings import get_settings
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -26,6 +29,16 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="spare blobs younger than this (default AGENTD_GC_GRACE_SECONDS)",
     )
+    keys = commands.add_parser("keys", help="manage API keys (AGENTD_AUTH=api_key)")
+    key_commands = keys.add_subparsers(dest="keys_command", required=True)
+    create = key_commands.add_parser("create", help="create a key and print it (shown once)")
+    create.add_argument("--name", default="")
+    create.add_argument("--app", action="append", dest="apps", help="allowed app (repeatable)")
+    create.add_argument("--user", default=None, help="bind the key to one user id")
+    create.add_argument("--admin", action="store_true", help="may write app: state, read metrics")
+    key_commands.add_parser("list", help="list keys (never their secrets)")
+    revoke = key_commands.add_parser("revoke", help="revoke a key at once")
+    revoke.add_argument("key_id")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
 
@@ -38,8 +51,17 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "gc":
         removed = asyncio.run(_collect_garbage(args.grace_seconds))
         logging.getLogger("agentd").info("gc removed %d unreferenced blob(s)", len(removed))
+    if args.command == "keys":
+        asyncio.run(_keys(args))
     if args.command == "serve":
         import uvicorn
+
+        settings = get_settings()
+        if settings.auth == "none" and args.host not in LOOPBACK:
+            sys.exit(
+                f"agentd: refusing to serve on {args.host} with AGENTD_AUTH=none; "
+                "set AGENTD_AUTH=api_key or jwt (or bind to 127.0.0.1)."
+            )
 
         uvicorn.run("app.main:app", host=args.host, port=args.port, workers=args.workers)
 
@@ -60,6 +82,29 @@ async def _collect_garbage(grace_seconds: float | None) -> list[str]:
         return await service.collect_garbage(grace_seconds=grace)
     finally:
         await blob_store.aclose()
+        await db_engine.dispose()
+
+
+async def _keys(args: argparse.Namespace) -> None:
+    from app.auth.api_keys import ApiKeyService
+    from app.db.engine import create_db_engine
+
+    db_engine = create_db_engine(get_settings().resolved_database_url, pool_size=1)
+    service = ApiKeyService(db_engine)
+    try:
+        if args.keys_command == "create":
+            created = await service.create(
+                name=args.name, apps=args.apps, user_id=args.user, admin=args.admin
+            )
+            sys.stdout.write(f"{created.token}\n")
+        elif args.keys_command == "list":
+            for key in await service.list_keys():
+                state = "revoked" if key.revoke_time else "active"
+                scope = f"apps={key.apps or '*'} user={key.user_id or '*'} admin={key.admin}"
+                sys.stdout.write(f"{key.id}\t{state}\t{key.name}\t{scope}\n")
+        elif not await service.revoke(args.key_id):
+            sys.exit(f"agentd: no active key {args.key_id!r}")
+    finally:
         await db_engine.dispose()
 
 

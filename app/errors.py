@@ -228,12 +228,60 @@ class InvalidIdentifier(InvalidRequest):
     default_title = "Invalid identifier."
 
 
+class Unauthenticated(AgentdError):
+    """Missing, invalid, expired or revoked credentials."""
+
+    problem_type = "unauthenticated"
+    status_code_ = 401
+    default_title = "Authentication required."
+
+    def __init__(self, detail: str | None = None) -> None:
+        super().__init__(detail, headers={"WWW-Authenticate": 'Bearer realm="agentd"'})
+
+
+class Forbidden(AgentdError):
+    """The principal may not do this (e.g. write `app:` state without being an admin)."""
+
+    problem_type = "forbidden"
+    status_code_ = 403
+    default_title = "Forbidden."
+
+
+class RateLimited(AgentdError):
+    """Too many requests from this principal; retry after the given seconds."""
+
+    problem_type = "rate-limited"
+    status_code_ = 429
+    default_title = "Too many requests."
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(
+            f"Retry after {retry_after} s.",
+            headers={"Retry-After": str(retry_after)},
+            retryAfter=retry_after,
+        )
+
+
 class PayloadTooLarge(AgentdError):
     """The request body exceeds the configured limit."""
 
     problem_type = "payload-too-large"
     status_code_ = 413
     default_title = "Request body too large."
+
+
+class StateTooLarge(PayloadTooLarge):
+    """The session state would exceed AGENTD_MAX_STATE_BYTES; nothing was written."""
+
+    problem_type = "state-too-large"
+    default_title = "Session state too large."
+
+
+class EventTooLarge(PayloadTooLarge):
+    """An event above AGENTD_MAX_EVENT_BYTES; nothing was written."""
+
+    problem_type = "event-too-large"
+    default_title = "Event too large."
 
 
 class ArtifactTooLarge(PayloadTooLarge):

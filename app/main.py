@@ -10,21 +10,26 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
 from fastapi_problem.handler import add_exception_handler, new_exception_handler
 
 from app import __version__
 from app.api import apps, artifacts, health, invocations, memory, runs, sessions
+from app.api.deps import authenticate
 from app.api.middleware import BodySizeLimitMiddleware
 from app.artifacts.factory import create_blob_store
 from app.artifacts.service import ArtifactService
+from app.auth.api_keys import ApiKeyService
+from app.auth.authenticator import Authenticator
 from app.db.engine import create_db_engine
 from app.errors import InternalError
 from app.invocations.manager import InvocationManager
 from app.invocations.registry import AppRegistry
 from app.invocations.store import InvocationStore
 from app.memory.database import DatabaseMemoryService
+from app.sessions.base import StorageLimits
 from app.sessions.database import DatabaseSessionService
 from app.settings import Settings, get_settings
 
@@ -46,8 +51,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         app.state.db_engine = db_engine
         app.state.session_service = DatabaseSessionService(
-            db_engine, max_session_events=settings.max_session_events
+            db_engine,
+            max_session_events=settings.max_session_events,
+            limits=StorageLimits(
+                max_event_bytes=settings.max_event_bytes, max_state_bytes=settings.max_state_bytes
+            ),
         )
+        app.state.authenticator = Authenticator(
+            settings, ApiKeyService(db_engine) if settings.auth == "api_key" else None
+        )
+        if settings.auth == "none":
+            logger.warning(
+                "AGENTD_AUTH=none: every request acts as an admin. Use it only on loopback."
+            )
         blob_store = create_blob_store(settings)
         app.state.artifact_service = ArtifactService(
             db_engine, blob_store, max_artifact_bytes=settings.max_artifact_bytes
@@ -92,8 +108,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_bytes=settings.max_request_bytes,
         max_upload_bytes=settings.max_artifact_bytes,
     )
-    for module in (health, apps, sessions, artifacts, invocations, runs, memory):
-        app.include_router(module.router)
+    if settings.cors_origins or settings.cors_origin_regex:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_origin_regex=settings.cors_origin_regex,
+            allow_methods=["*"],
+            allow_headers=["*"],
+            expose_headers=["ETag", "Location", "X-Next-Page-Token", "X-Invocation-Id"],
+        )
+    app.include_router(health.router)
+    authenticated = [Depends(authenticate)]
+    for module in (apps, sessions, artifacts, invocations, runs, memory):
+        app.include_router(module.router, dependencies=authenticated)
     return app
 
 

@@ -63,6 +63,27 @@ class Settings(BaseSettings):
     replica_id: str = Field(
         default="", description="This process's name in leases (default: host:pid)."
     )
+
+    auth: Literal["none", "api_key", "jwt"] = Field(
+        default="none",
+        description="How callers authenticate; `none` is refused unless bound to loopback.",
+    )
+    jwt_secret: str = Field(default="", description="HS256 secret for AGENTD_AUTH=jwt.")
+    jwt_public_key: str = Field(default="", description="RS256 public key (PEM text or a path).")
+    jwt_jwks_file: Path | None = Field(default=None, description="RS256 keys as a JWKS file.")
+    jwt_audience: str | None = None
+    jwt_issuer: str | None = None
+    rate_limit_per_minute: int = Field(
+        default=600, ge=0, description="Requests per principal per minute (0 = unlimited)."
+    )
+    cors_origins: list[str] = Field(default_factory=list, description="Allowed CORS origins.")
+    cors_origin_regex: str | None = None
+    max_state_bytes: int = Field(
+        default=1024 * 1024, ge=1, description="Largest session state, as JSON (413 above)."
+    )
+    max_event_bytes: int = Field(
+        default=2 * 1024 * 1024, ge=1, description="Largest stored event, as JSON (413 above)."
+    )
     gc_grace_seconds: int = Field(
         default=3600, ge=0, description="`agentd gc` spares unreferenced blobs younger than this."
     )
@@ -73,6 +94,13 @@ class Settings(BaseSettings):
         ge=1,
         description="GET session returns at most this many (most recent) events.",
     )
+
+    @field_validator("jwt_secret")
+    @classmethod
+    def _refuse_weak_secret(cls, value: str) -> str:
+        if value and len(value) < 32:
+            raise ValueError("AGENTD_JWT_SECRET must be at least 32 characters.")
+        return value
 
     @field_validator("default_page_size")
     @classmethod

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.api.deps import RegistryDep
+from app.api.deps import PrincipalDep, RegistryDep
 from app.api.schemas import AppSummary, ListAppsResponse
 
 router = APIRouter(tags=["apps"])
@@ -18,10 +18,10 @@ router = APIRouter(tags=["apps"])
     operation_id="list_apps",
 )
 async def list_apps(
-    registry: RegistryDep, detailed: Annotated[bool, Query()] = False
+    registry: RegistryDep, principal: PrincipalDep, detailed: Annotated[bool, Query()] = False
 ) -> list[str] | ListAppsResponse:
     """Sorted app names (ADK); `detailed=true` adds descriptions. Unknown params are ignored."""
-    apps = registry.list_apps()
+    apps = [app for app in registry.list_apps() if principal.sees_app(app.name)]
     if not detailed:
         return [app.name for app in apps]
     return ListAppsResponse(

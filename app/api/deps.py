@@ -2,9 +2,11 @@
 
 from typing import Annotated
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Header, Path, Request
 
 from app.artifacts.service import ArtifactService
+from app.auth.authenticator import Authenticator
+from app.auth.principal import Principal
 from app.invocations.manager import InvocationManager
 from app.invocations.registry import AppInfo, AppRegistry
 from app.sessions.base import ID_PATTERN, BaseSessionService
@@ -47,15 +49,47 @@ ArtifactServiceDep = Annotated[ArtifactService, Depends(get_artifact_service)]
 RegistryDep = Annotated[AppRegistry, Depends(get_registry)]
 InvocationManagerDep = Annotated[InvocationManager, Depends(get_invocation_manager)]
 
+
+async def authenticate(
+    request: Request,
+    authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
+    x_api_key: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> Principal:
+    """The caller (401 if credentials are required and bad; 429 over the rate limit)."""
+    authenticator: Authenticator = request.app.state.authenticator
+    principal = await authenticator.authenticate(authorization, x_api_key)
+    await authenticator.check_rate(principal)
+    request.state.principal = principal
+    return principal
+
+
+def get_principal(request: Request) -> Principal:
+    """The principal `authenticate` resolved for this request."""
+    principal: Principal = request.state.principal
+    return principal
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
 AppNamePath = Annotated[
     str, Path(alias="app_name", description="App name (a folder of the agents dir).")
 ]
-UserIdPath = Annotated[str, Path(pattern=ID_PATTERN, max_length=128, description="User id.")]
+RawUserIdPath = Annotated[str, Path(pattern=ID_PATTERN, max_length=128, description="User id.")]
 SessionIdPath = Annotated[str, Path(pattern=ID_PATTERN, max_length=128, description="Session id.")]
 
 
-def require_app(app_name: AppNamePath, registry: RegistryDep) -> AppInfo:
-    """The addressed app; 404 app-not-found if the agents dir has no such folder."""
+def authorized_user_id(user_id: RawUserIdPath, principal: PrincipalDep) -> str:
+    """The path's user id, if the principal may act for that user (else 404)."""
+    principal.check_user(user_id)
+    return user_id
+
+
+UserIdPath = Annotated[str, Depends(authorized_user_id)]
+
+
+def require_app(app_name: AppNamePath, registry: RegistryDep, principal: PrincipalDep) -> AppInfo:
+    """The addressed app; 404 app-not-found if it does not exist or is not the principal's."""
+    principal.check_app(app_name)
     return registry.require(app_name)
 
 

@@ -14,6 +14,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from app.api.deps import (
     InvocationManagerDep,
     KnownApp,
+    PrincipalDep,
     SessionIdPath,
     SettingsDep,
     UserIdPath,
@@ -66,9 +67,11 @@ async def create_invocation(
     manager: InvocationManagerDep,
     settings: SettingsDep,
     request: Request,
+    principal: PrincipalDep,
     idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
 ) -> Response:
     """Start an invocation; `wait` returns its events, `stream` follows it, `background` 202."""
+    principal.check_state_delta(body.state_delta)
     handle = await manager.start(ref, body, idempotency_key=idempotency_key)
     location = str(
         request.url_for("get_invocation", **request.path_params, invocation_id=handle.invocation.id)

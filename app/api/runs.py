@@ -8,11 +8,11 @@ failure after streaming started is a typed `error` frame. Concurrent runs on one
 from collections.abc import AsyncIterator
 from typing import Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from app.api.deps import InvocationManagerDep, RegistryDep, SettingsDep
+from app.api.deps import InvocationManagerDep, PrincipalDep, RegistryDep, SettingsDep
 from app.api.streaming import adk_error_frame, adk_event_json, adk_frames
 from app.errors import StoredProblem
 from app.invocations.manager import RunHandle
@@ -23,8 +23,11 @@ from app.sessions.base import validate_id
 router = APIRouter(tags=["runs"])
 
 
-def _ref(body: RunAgentRequest, registry: RegistryDep) -> SessionRef:
+def _ref(body: RunAgentRequest, registry: RegistryDep, principal: PrincipalDep) -> SessionRef:
+    principal.check_app(body.app_name)
     registry.require(body.app_name)
+    principal.check_user(body.user_id)
+    principal.check_state_delta(body.state_delta)
     validate_id("userId", body.user_id)
     validate_id("sessionId", body.session_id)
     return SessionRef(body.app_name, body.user_id, body.session_id)
@@ -47,10 +50,13 @@ def _request(body: RunAgentRequest, mode: Literal["wait", "stream"]) -> CreateIn
     responses={404: {"description": "Unknown app or session."}},
 )
 async def run_agent(
-    body: RunAgentRequest, registry: RegistryDep, manager: InvocationManagerDep
+    body: RunAgentRequest,
+    registry: RegistryDep,
+    manager: InvocationManagerDep,
+    principal: PrincipalDep,
 ) -> JSONResponse:
     """The events the run produced, without the user's own message, as ADK answers."""
-    handle = await manager.start(_ref(body, registry), _request(body, "wait"))
+    handle = await manager.start(_ref(body, registry, principal), _request(body, "wait"))
     final = await manager.wait(handle)
     if final.error is not None:
         raise StoredProblem(final.error)
@@ -70,11 +76,10 @@ async def run_agent_sse(
     registry: RegistryDep,
     manager: InvocationManagerDep,
     settings: SettingsDep,
-    request: Request,
+    principal: PrincipalDep,
 ) -> EventSourceResponse:
     """ADK Event JSON per `data:` line (`id:` carries the seq); `{"error": ...}` on failure."""
-    del request
-    handle = await manager.start(_ref(body, registry), _request(body, "stream"))
+    handle = await manager.start(_ref(body, registry, principal), _request(body, "stream"))
     return EventSourceResponse(
         _adk_stream(manager, handle), ping=settings.sse_heartbeat_seconds, sep="\n"
     )

@@ -10,7 +10,14 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Body, Header, Query, Request, Response, status
 
-from app.api.deps import KnownApp, SessionIdPath, SessionServiceDep, SettingsDep, UserIdPath
+from app.api.deps import (
+    KnownApp,
+    PrincipalDep,
+    SessionIdPath,
+    SessionServiceDep,
+    SettingsDep,
+    UserIdPath,
+)
 from app.api.schemas import CreateSessionRequest, EventPageResponse, UpdateSessionRequest
 from app.errors import InvalidRequest, SessionNotFound
 from app.sessions.base import MAX_SEQ, GetSessionConfig
@@ -53,10 +60,12 @@ async def create_session(
     user_id: UserIdPath,
     sessions: SessionServiceDep,
     response: Response,
+    principal: PrincipalDep,
     body: Annotated[CreateSessionRequest | None, Body()] = None,
 ) -> Session:
     """Create a session with an optional caller-chosen id and initial state."""
     body = body or CreateSessionRequest()
+    principal.check_state_delta(body.state)
     session = await sessions.create_session(
         app_name=app.name, user_id=user_id, state=body.state, session_id=body.session_id
     )
@@ -79,9 +88,11 @@ async def create_session_with_id(
     session_id: SessionIdPath,
     sessions: SessionServiceDep,
     response: Response,
+    principal: PrincipalDep,
     state: Annotated[dict[str, object] | None, Body()] = None,
 ) -> Session:
     """Create a session whose id is given in the path; the body is its initial state."""
+    principal.check_state_delta(state)
     session = await sessions.create_session(
         app_name=app.name, user_id=user_id, state=state, session_id=session_id
     )
@@ -170,9 +181,11 @@ async def update_session(
     body: UpdateSessionRequest,
     sessions: SessionServiceDep,
     response: Response,
+    principal: PrincipalDep,
     if_match: Annotated[str | None, Header(max_length=64)] = None,
 ) -> Session:
     """Record `stateDelta` as a user event; `If-Match: "<seq>"` makes it conditional."""
+    principal.check_state_delta(body.state_delta)
     await sessions.update_state(
         app_name=app.name,
         user_id=user_id,

@@ -16,10 +16,12 @@ from typing import Any
 from pydantic_core import PydanticSerializationError
 
 from app.errors import (
+    EventTooLarge,
     InvalidIdentifier,
     InvalidPageToken,
     SessionConflict,
     SessionNotFound,
+    StateTooLarge,
     UnstorableValue,
 )
 from app.sessions.models import Event, EventActions, Session, new_invocation_id
@@ -295,11 +297,30 @@ def apply_event_to_session(session: Session, event: Event, temp_delta: dict[str,
     session.last_update_time = event.timestamp
 
 
-def prepare_event(event: Event) -> tuple[dict[str, Any], dict[str, Any]]:
+@dataclass(frozen=True)
+class StorageLimits:
+    """Size limits a session service enforces (as JSON bytes), so no write can bloat a session."""
+
+    max_event_bytes: int = 2 * 1024 * 1024
+    max_state_bytes: int = 1024 * 1024
+
+    def check_state(self, state: dict[str, Any]) -> None:
+        """Raise StateTooLarge if `state` is over the limit."""
+        size = len(json.dumps(state, separators=(",", ":")))
+        if size > self.max_state_bytes:
+            raise StateTooLarge(
+                f"The session state would be {size} bytes; the limit is {self.max_state_bytes}."
+            )
+
+
+def prepare_event(
+    event: Event, limits: StorageLimits | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Strip `temp:` keys from the event and serialise it for storage.
 
     Returns the wire JSON (without `seq`) and the removed temp delta. Serialising here, before any
-    database work, turns a non-JSON state value into a clean UnstorableValue.
+    database work, turns a non-JSON state value into a clean UnstorableValue and an oversized
+    event into EventTooLarge.
     """
     delta = event.actions.state_delta
     temp = {k: v for k, v in delta.items() if k.startswith(State.TEMP_PREFIX)}
@@ -311,4 +332,10 @@ def prepare_event(event: Event) -> tuple[dict[str, Any], dict[str, Any]]:
         json.dumps(wire, allow_nan=False)
     except (ValueError, TypeError, PydanticSerializationError) as exc:
         raise UnstorableValue(f"The event cannot be stored as JSON: {exc}") from exc
+    if limits is not None:
+        size = len(json.dumps(wire, separators=(",", ":")))
+        if size > limits.max_event_bytes:
+            raise EventTooLarge(
+                f"The event is {size} bytes as JSON; the limit is {limits.max_event_bytes}."
+            )
     return wire, temp

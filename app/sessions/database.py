@@ -42,6 +42,7 @@ from app.sessions.base import (
     GetSessionConfig,
     NewArtifactVersion,
     SessionPage,
+    StorageLimits,
     apply_event_to_session,
     encode_page_token,
     event_cursor,
@@ -57,10 +58,17 @@ from app.sessions.state import merge_state, split_delta
 class DatabaseSessionService(BaseSessionService):
     """Sessions, events and scoped state in a relational database."""
 
-    def __init__(self, db_engine: AsyncEngine, *, max_session_events: int = 10_000) -> None:
+    def __init__(
+        self,
+        db_engine: AsyncEngine,
+        *,
+        max_session_events: int = 10_000,
+        limits: StorageLimits | None = None,
+    ) -> None:
         self._db_engine = db_engine
         self._sessionmaker = create_sessionmaker(db_engine)
         self._max_session_events = max_session_events
+        self._limits = limits or StorageLimits()
         self._dialect = db_engine.dialect.name
 
     @asynccontextmanager
@@ -91,6 +99,7 @@ class DatabaseSessionService(BaseSessionService):
             uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
         )
         scoped = split_delta(state or {})
+        self._limits.check_state(scoped.session)
         now = time.time()
         try:
             async with self._write() as db:
@@ -234,7 +243,7 @@ class DatabaseSessionService(BaseSessionService):
         """Persist `event` with its deltas and artifact rows in one transaction."""
         if event.partial:
             return event
-        wire, temp = prepare_event(event)
+        wire, temp = prepare_event(event, self._limits)
         scoped = split_delta(wire["actions"].get("stateDelta", {}))
         expected = session.last_seq
         seq = expected + 1
@@ -268,10 +277,12 @@ class DatabaseSessionService(BaseSessionService):
                     )
                 )
                 if scoped.session:
+                    new_state = {**stored_state, **scoped.session}
+                    self._limits.check_state(new_state)
                     await db.execute(
                         update(StorageSession)
                         .where(StorageSession.pk == session_pk)
-                        .values(state={**stored_state, **scoped.session})
+                        .values(state=new_state)
                     )
                 await self._upsert_shared_state(
                     db, session.app_name, session.user_id, scoped.app, scoped.user, now

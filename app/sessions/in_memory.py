@@ -27,6 +27,7 @@ from app.sessions.base import (
     GetSessionConfig,
     NewArtifactVersion,
     SessionPage,
+    StorageLimits,
     apply_event_to_session,
     encode_page_token,
     event_cursor,
@@ -76,12 +77,15 @@ class _StoredSession:
 class InMemorySessionService(BaseSessionService):
     """Sessions in dicts, guarded by one lock."""
 
-    def __init__(self, *, max_session_events: int = 10_000) -> None:
+    def __init__(
+        self, *, max_session_events: int = 10_000, limits: StorageLimits | None = None
+    ) -> None:
         self._sessions: dict[tuple[str, str, str], _StoredSession] = {}
         self._app_state: dict[str, dict[str, Any]] = {}
         self._user_state: dict[_UserKey, dict[str, Any]] = {}
         self._artifacts: dict[_ArtifactKey, NewArtifactVersion] = {}
         self._max_session_events = max_session_events
+        self._limits = limits or StorageLimits()
         self._lock = threading.Lock()
 
     def create_session(
@@ -110,6 +114,7 @@ class InMemorySessionService(BaseSessionService):
             uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
         )
         scoped = split_delta(copy.deepcopy(state or {}))
+        self._limits.check_state(scoped.session)
         with self._lock:
             key = (app_name, user_id, session_id)
             if key in self._sessions:
@@ -215,7 +220,7 @@ class InMemorySessionService(BaseSessionService):
         """Persist `event` with its deltas and artifact rows, all or nothing."""
         if event.partial:
             return event
-        wire, temp = prepare_event(event)
+        wire, temp = prepare_event(event, self._limits)
         scoped = split_delta(copy.deepcopy(wire["actions"].get("stateDelta", {})))
         with self._lock:
             stored = self._sessions.get((session.app_name, session.user_id, session.id))
@@ -234,6 +239,7 @@ class InMemorySessionService(BaseSessionService):
                 raise ArtifactVersionConflict(
                     "An artifact version named by the event already exists."
                 )
+            self._limits.check_state({**stored.state, **scoped.session})
             # Every check has passed: from here on nothing can fail, so the write is atomic.
             seq = stored.last_seq + 1
             stored.events.append((seq, wire))

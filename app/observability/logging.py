@@ -1,0 +1,157 @@
+"""Structured logs: one JSON object per line, carrying the request id and invocation id.
+
+Owns the log format, the request id (`RequestIdMiddleware`, the `X-Request-ID` header) and the
+context variables that tie a log line to the request and the invocation it belongs to. A
+`logging.Filter` on agentd's handler copies both ids onto every record that reaches it, so lines
+from uvicorn, SQLAlchemy and libraries carry them too, with no change to the code that logs.
+
+JSON rendering is python-json-logger's `JsonFormatter`: it already handles `extra=` fields,
+exception text and values json cannot encode, which a hand-rolled Formatter would have to redo.
+
+An invocation's task is created while its request is being handled, so it inherits the request
+id of the request that started it; `bind_invocation` adds the invocation id on top.
+"""
+
+import logging
+import re
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from pythonjsonlogger.core import RESERVED_ATTRS
+from pythonjsonlogger.json import JsonFormatter as _LibraryJsonFormatter
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+#: The id of the HTTP request being handled (None outside a request).
+request_id_var: ContextVar[str | None] = ContextVar("agentd_request_id", default=None)
+#: The id of the invocation being run (None outside a run).
+invocation_id_var: ContextVar[str | None] = ContextVar("agentd_invocation_id", default=None)
+
+REQUEST_ID_HEADER = "X-Request-ID"
+_REQUEST_ID_HEADER_KEY = REQUEST_ID_HEADER.lower().encode("latin-1")
+# Echoed into headers and logs, so only a short, inert alphabet is accepted from clients.
+_VALID_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+
+#: The loggers uvicorn configures for itself; `configure_logging` sends them to the root logger.
+UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+
+_HANDLER_NAME = "agentd"
+_TEXT_FORMAT = (
+    "%(asctime)s %(levelname)s %(name)s [request=%(request_id)s invocation=%(invocation_id)s] "
+    "%(message)s"
+)
+
+
+class ContextFilter(logging.Filter):
+    """Adds `request_id` and `invocation_id` from the context variables to every record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Annotate `record` (an id passed with `extra=` wins) and let it through."""
+        if not hasattr(record, "request_id"):
+            record.request_id = request_id_var.get()
+        if not hasattr(record, "invocation_id"):
+            record.invocation_id = invocation_id_var.get()
+        return True
+
+
+class JsonFormatter(_LibraryJsonFormatter):
+    """JSON lines: time, level, logger, message, request_id, invocation_id, extras, exc_info."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            ["levelname", "name", "message", "request_id", "invocation_id"],
+            rename_fields={"levelname": "level", "name": "logger"},
+            # uvicorn passes an ANSI-coloured copy of its messages as an extra; drop it.
+            reserved_attrs=[*RESERVED_ATTRS, "color_message"],
+        )
+
+    def add_fields(
+        self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]
+    ) -> None:
+        """Put an ISO 8601 UTC `time` first, then the library's fields."""
+        log_data["time"] = datetime.fromtimestamp(record.created, tz=UTC).isoformat(
+            timespec="milliseconds"
+        )
+        super().add_fields(log_data, record, message_dict)
+
+
+def configure_logging(
+    level: str = "INFO", json_format: bool = True, *, stream: TextIO | None = None
+) -> None:
+    """Log to `stream` (stderr) through agentd's handler (JSON by default), uvicorn's included.
+
+    Replaces only a handler an earlier call installed, so it is idempotent and leaves other
+    handlers (pytest's, for one) alone.
+    """
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if handler.get_name() == _HANDLER_NAME:
+            root.removeHandler(handler)
+    handler = logging.StreamHandler(stream)
+    handler.set_name(_HANDLER_NAME)
+    handler.addFilter(ContextFilter())
+    handler.setFormatter(JsonFormatter() if json_format else logging.Formatter(_TEXT_FORMAT))
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    for name in UVICORN_LOGGERS:
+        # uvicorn's default config gives these their own plain-text handlers and stops
+        # propagation; hand them to the root logger so one format and one level apply.
+        uvicorn_logger = logging.getLogger(name)
+        uvicorn_logger.handlers.clear()
+        uvicorn_logger.propagate = True
+        uvicorn_logger.setLevel(logging.NOTSET)
+
+
+def _incoming_request_id(scope: Scope) -> str | None:
+    for name, value in scope["headers"]:
+        if name == _REQUEST_ID_HEADER_KEY:
+            candidate = value.decode("latin-1")
+            return candidate if _VALID_REQUEST_ID.fullmatch(candidate) else None
+    return None
+
+
+class RequestIdMiddleware:
+    """Pure-ASGI middleware: binds the request id for the request and echoes it as X-Request-ID.
+
+    The client's `X-Request-ID` is kept when it is at most 128 of `[A-Za-z0-9._-]`; otherwise a
+    new uuid4 hex is used.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Handle the request with `request_id_var` set; add the header to the response."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = _incoming_request_id(scope) or uuid.uuid4().hex
+        header = (_REQUEST_ID_HEADER_KEY, request_id.encode("latin-1"))
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                if all(name.lower() != _REQUEST_ID_HEADER_KEY for name, _ in headers):
+                    headers.append(header)
+                message = {**message, "headers": headers}
+            await send(message)
+
+        token = request_id_var.set(request_id)
+        # Not reset when the app raises: the server-error handler that logs the exception runs
+        # outside this middleware but in the same task, and its line should carry the id too.
+        # The context dies with the request's task either way.
+        await self.app(scope, receive, send_with_id)
+        request_id_var.reset(token)
+
+
+@contextmanager
+def bind_invocation(invocation_id: str) -> Iterator[None]:
+    """Tag every log line emitted inside the block with `invocation_id`."""
+    token = invocation_id_var.set(invocation_id)
+    try:
+        yield
+    finally:
+        invocation_id_var.reset(token)

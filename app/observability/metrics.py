@@ -1,0 +1,250 @@
+"""Prometheus metrics: the `Metrics` registry, the HTTP middleware and the engine's recording hooks.
+
+Built on `prometheus-client`, the Prometheus project's own Python client: it owns the metric
+types, label handling and the exposition format, so nothing here formats text by hand. Each
+`Metrics` has its own `CollectorRegistry` (not the process-wide default), so several apps built in
+one test process never clash over series names.
+
+HTTP series are labelled with the route *template* (`/apps/{app_name}/...`), never the raw path,
+so the number of series stays bounded; requests no route matched share the label "unmatched".
+
+Code deep in the engine (agents, tools, the session service) records through module functions
+(`record_llm_call`, `time_transaction`, ...) that write to the process's current `Metrics`, set
+by the app's lifespan with `set_current`; with none set they do nothing, so libraries, scripts
+and unit tests need no metrics at all. The current `Metrics` is process-wide rather than a
+ContextVar because invocations run in tasks that do not inherit the lifespan's context.
+
+With `agentd serve --workers N` each worker process keeps its own numbers (Prometheus
+multiprocess mode is not set up): run one worker per replica when scraping matters.
+"""
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+ToolOutcome = Literal["ok", "error"]
+
+#: The `route` label of requests that no route matched (404s, stray redirects).
+UNMATCHED_ROUTE = "unmatched"
+
+#: nginx's "client closed request": the request ended (cancelled) before any response started.
+CLIENT_CLOSED_REQUEST = 499
+
+# Database transactions are mostly single-digit milliseconds; the defaults start too coarse.
+_DB_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class Metrics:
+    """Every agentd series, in a registry of its own."""
+
+    def __init__(self, *, process_metrics: bool = True) -> None:
+        self.registry = CollectorRegistry()
+        if process_metrics:  # process_*, python_info and python_gc_*, as the default registry has
+            ProcessCollector(registry=self.registry)
+            PlatformCollector(registry=self.registry)
+            GCCollector(registry=self.registry)
+        self.http_requests = Counter(
+            "agentd_http_requests_total",
+            "HTTP requests answered, by route template and status code.",
+            ["method", "route", "status"],
+            registry=self.registry,
+        )
+        self.http_request_duration = Histogram(
+            "agentd_http_request_duration_seconds",
+            "Time from request start to the end of the response body (whole stream for SSE).",
+            ["method", "route"],
+            registry=self.registry,
+        )
+        self.invocations = Counter(
+            "agentd_invocations_total",
+            "Invocations that ended on this replica, by outcome.",
+            ["app", "status"],
+            registry=self.registry,
+        )
+        self.invocations_active = Gauge(
+            "agentd_invocations_active",
+            "Invocations running (or waiting for their session) on this replica.",
+            ["app"],
+            registry=self.registry,
+        )
+        self.llm_calls = Counter(
+            "agentd_llm_calls_total",
+            "Model calls made (calls answered by a before-model callback are not counted).",
+            ["app", "model"],
+            registry=self.registry,
+        )
+        self.tool_calls = Counter(
+            "agentd_tool_calls_total",
+            "Tool runs, by outcome (error: the tool raised, even if a callback recovered).",
+            ["app", "tool", "outcome"],
+            registry=self.registry,
+        )
+        self.db_transaction_duration = Histogram(
+            "agentd_db_transaction_seconds",
+            "Duration of database transactions, by operation.",
+            ["operation"],
+            buckets=_DB_BUCKETS,
+            registry=self.registry,
+        )
+        self.session_leases_active = Gauge(
+            "agentd_session_leases_active",
+            "Session leases this replica holds.",
+            registry=self.registry,
+        )
+
+    def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        """Record one answered HTTP request."""
+        self.http_requests.labels(method=method, route=route, status=str(status)).inc()
+        self.http_request_duration.labels(method=method, route=route).observe(seconds)
+
+    @contextmanager
+    def time_transaction(self, operation: str) -> Iterator[None]:
+        """Time the enclosed block as one `operation` transaction (failed ones included)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.db_transaction_duration.labels(operation=operation).observe(
+                time.perf_counter() - start
+            )
+
+    def exposition(self) -> bytes:
+        """The registry in the Prometheus text format."""
+        return generate_latest(self.registry)
+
+
+def metrics_response(metrics: Metrics) -> Response:
+    """The `GET /metrics` response for `metrics`."""
+    return Response(content=metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
+
+
+def route_template(scope: Scope) -> str:
+    """The template of the route that handled `scope` (after the app ran), or "unmatched"."""
+    # FastAPI >= 0.16x keeps included routers un-flattened: the matched APIRoute's own path then
+    # lacks the prefixes of the routers around it, which FastAPI records in its route context.
+    fastapi_scope = scope.get("fastapi")
+    if isinstance(fastapi_scope, dict):
+        context = fastapi_scope.get("effective_route_context")
+        path_format = getattr(context, "path_format", None)
+        if isinstance(path_format, str) and path_format:
+            return path_format
+    # Starlette's Router sets scope["route"] to the route it matched (fully or, for 405, partly).
+    path = getattr(scope.get("route"), "path", None)
+    return path if isinstance(path, str) and path else UNMATCHED_ROUTE
+
+
+class MetricsMiddleware:
+    """Pure-ASGI middleware recording `agentd_http_requests_total` and request durations."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, then record its method, route template, status and duration."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status: int | None = None
+
+        async def recording_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, recording_send)
+        except Exception:
+            # The server-error handler outside this middleware answers 500 for it.
+            if status is None:
+                status = 500
+            raise
+        finally:
+            self.metrics.observe_request(
+                scope["method"],
+                route_template(scope),
+                CLIENT_CLOSED_REQUEST if status is None else status,
+                time.perf_counter() - start,
+            )
+
+
+# -- the process's current Metrics, for code that cannot see the app ----------------------
+
+_current: Metrics | None = None
+
+
+def set_current(metrics: Metrics | None) -> Metrics | None:
+    """Make `metrics` the one the recording functions write to; return the previous one."""
+    global _current
+    previous, _current = _current, metrics
+    return previous
+
+
+def get_metrics() -> Metrics | None:
+    """The current Metrics, or None when nothing records."""
+    return _current
+
+
+def record_llm_call(app: str, model: str) -> None:
+    """Count one model call of `app` to `model`."""
+    if _current is not None:
+        _current.llm_calls.labels(app=app, model=model).inc()
+
+
+def record_tool_call(app: str, tool: str, outcome: ToolOutcome) -> None:
+    """Count one run of `tool` by `app`."""
+    if _current is not None:
+        _current.tool_calls.labels(app=app, tool=tool, outcome=outcome).inc()
+
+
+def invocation_started(app: str) -> None:
+    """Count an invocation of `app` as active."""
+    if _current is not None:
+        _current.invocations_active.labels(app=app).inc()
+
+
+def invocation_finished(app: str, status: str) -> None:
+    """Count an invocation of `app` as ended with `status`: completed, failed or cancelled."""
+    if _current is not None:
+        _current.invocations_active.labels(app=app).dec()
+        _current.invocations.labels(app=app, status=status).inc()
+
+
+def lease_acquired() -> None:
+    """Count one more session lease held by this replica."""
+    if _current is not None:
+        _current.session_leases_active.inc()
+
+
+def lease_released() -> None:
+    """Count one session lease fewer held by this replica."""
+    if _current is not None:
+        _current.session_leases_active.dec()
+
+
+@contextmanager
+def time_transaction(operation: str) -> Iterator[None]:
+    """Time the enclosed block as one `operation` transaction in the current Metrics, if any."""
+    metrics = _current
+    if metrics is None:
+        yield
+        return
+    with metrics.time_transaction(operation):
+        yield

@@ -1,0 +1,58 @@
+"""Optional OpenTelemetry tracing: on only when an OTLP endpoint is configured and the SDK is there.
+
+OpenTelemetry is not a dependency of agentd (hence the `type: ignore`s on its optional imports).
+`setup_tracing` does nothing unless OTEL_EXPORTER_OTLP_ENDPOINT is set *and* `opentelemetry-sdk`
+plus `opentelemetry-exporter-otlp-proto-http` are importable; then it installs a global tracer
+provider that batches spans to that endpoint (the exporter reads the standard OTEL_* variables).
+
+Which spans: FastAPI >= 0.16x traces requests natively through the global tracer provider, so a
+provider is all it needs (adding `opentelemetry-instrumentation-fastapi` too would only make FastAPI
+step aside for it). On an older FastAPI without `fastapi.telemetry`, the contrib instrumentation
+is used when importable.
+"""
+
+import importlib.util
+import logging
+import os
+
+from fastapi import FastAPI
+
+logger = logging.getLogger("agentd.tracing")
+
+ENDPOINT_VARIABLE = "OTEL_EXPORTER_OTLP_ENDPOINT"
+
+
+def setup_tracing(app: FastAPI) -> None:
+    """Export traces of `app` over OTLP if configured and possible; otherwise do nothing."""
+    if not os.environ.get(ENDPOINT_VARIABLE):
+        logger.info("tracing off: %s is not set", ENDPOINT_VARIABLE)
+        return
+    try:
+        from opentelemetry import trace
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # type: ignore[import-not-found, unused-ignore]
+        from opentelemetry.sdk.resources import Resource  # type: ignore[import-not-found, unused-ignore]
+        from opentelemetry.sdk.trace import TracerProvider  # type: ignore[import-not-found, unused-ignore]
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        logger.info(
+            "tracing off: %s is set but opentelemetry-sdk and "
+            "opentelemetry-exporter-otlp-proto-http are not installed",
+            ENDPOINT_VARIABLE,
+        )
+        return
+    if isinstance(trace.get_tracer_provider(), TracerProvider):
+        logger.info("tracing on: reusing the tracer provider already installed")
+    else:
+        service = os.environ.get("OTEL_SERVICE_NAME", "agentd")
+        provider = TracerProvider(resource=Resource.create({"service.name": service}))
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        trace.set_tracer_provider(provider)
+        logger.info("tracing on: exporting spans to %s", os.environ[ENDPOINT_VARIABLE])
+    if importlib.util.find_spec("fastapi.telemetry") is not None:
+        return  # FastAPI traces natively through the global provider
+    try:
+        from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        logger.info("tracing: no request spans (install opentelemetry-instrumentation-fastapi)")
+        return
+    FastAPIInstrumentor.instrument_app(app)
