@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test venv migrate gc bench-artifacts bench-load lint typecheck fmt clean
+.PHONY: run test venv migrate gc bench-artifacts bench-load openapi sdk lint typecheck fmt clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ bench-artifacts: $(STAMP)
 
 bench-load: $(STAMP)
 	$(BIN)/python -m bench.load --db both
+
+openapi: $(STAMP)
+	$(BIN)/python -m scripts.export_openapi
+
+sdk: openapi
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/openapi-python-client generate --path openapi.json \
+		--meta setup --output-path build/agentd-client --overwrite
 
 run: $(STAMP)
 	$(BIN)/agentd serve --migrate --host $(HOST) --port $(PORT)

@@ -19,6 +19,7 @@ from app import __version__
 from app.api import apps, artifacts, health, invocations, memory, runs, sessions
 from app.api.deps import authenticate
 from app.api.middleware import BodySizeLimitMiddleware
+from app.api.openapi import document_problems
 from app.artifacts.factory import create_blob_store
 from app.artifacts.service import ArtifactService
 from app.auth.api_keys import ApiKeyService
@@ -94,6 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
         generate_unique_id_function=_operation_id,
     )
+    app.openapi = document_problems(app.openapi)  # type: ignore[method-assign]
     app.state.settings = settings
     app.state.registry = AppRegistry(settings.agents_dir)
     # Unexpected errors become a generic 500 problem; their text (maybe internals) is only logged.

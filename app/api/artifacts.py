@@ -140,6 +140,7 @@ async def list_artifact_version_metadata(
     "/{name:path}/versions/{version:int}",
     summary="Load one artifact version as a Part",
     operation_id="load_artifact_version",
+    response_model=types.Part,
     responses=NOT_FOUND,
 )
 async def load_artifact_version(
@@ -242,6 +243,7 @@ async def download_artifact(
     "/{name:path}",
     summary="Load an artifact (latest or ?version=) as a Part",
     operation_id="load_artifact",
+    response_model=types.Part,
     responses=NOT_FOUND,
 )
 async def load_artifact(

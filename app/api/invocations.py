@@ -5,7 +5,7 @@ every later persisted event exactly once, then live ones, then `done`.
 """
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 from fastapi.responses import JSONResponse
@@ -36,7 +36,7 @@ router = APIRouter(
     tags=["invocations"],
 )
 
-NOT_FOUND: dict[int | str, dict[str, str]] = {
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"description": "No such session or invocation."}
 }
 
@@ -54,9 +54,10 @@ RefDep = Annotated[SessionRef, Depends(session_ref)]
     summary="Run the app for a new message (wait, stream or background)",
     operation_id="create_invocation",
     status_code=status.HTTP_200_OK,
+    response_model=InvocationResult,
     responses={
         **NOT_FOUND,
-        202: {"description": "Accepted (mode background)."},
+        202: {"description": "Accepted (mode background).", "model": Invocation},
         409: {"description": "Another invocation runs on the session (session-busy)."},
         422: {"description": "Invalid body, or Idempotency-Key reused (idempotency-key-reused)."},
     },

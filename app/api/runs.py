@@ -19,6 +19,7 @@ from app.invocations.manager import RunHandle
 from app.invocations.models import CreateInvocationRequest, RunAgentRequest, RunConfigRequest
 from app.invocations.store import SessionRef
 from app.sessions.base import validate_id
+from app.sessions.models import Event
 
 router = APIRouter(tags=["runs"])
 
@@ -45,6 +46,7 @@ def _request(body: RunAgentRequest, mode: Literal["wait", "stream"]) -> CreateIn
 
 @router.post(
     "/run",
+    response_model=list[Event],
     summary="Run the agent for one message and return its events (ADK)",
     operation_id="run_agent",
     responses={404: {"description": "Unknown app or session."}},

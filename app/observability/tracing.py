@@ -14,15 +14,17 @@ is used when importable.
 import importlib.util
 import logging
 import os
+from typing import TYPE_CHECKING
 
-from fastapi import FastAPI
+if TYPE_CHECKING:  # the app is only passed through; domain code importing this stays web-free
+    from fastapi import FastAPI
 
 logger = logging.getLogger("agentd.tracing")
 
 ENDPOINT_VARIABLE = "OTEL_EXPORTER_OTLP_ENDPOINT"
 
 
-def setup_tracing(app: FastAPI) -> None:
+def setup_tracing(app: "FastAPI") -> None:
     """Export traces of `app` over OTLP if configured and possible; otherwise do nothing."""
     if not os.environ.get(ENDPOINT_VARIABLE):
         logger.info("tracing off: %s is not set", ENDPOINT_VARIABLE)
