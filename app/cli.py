@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 
+from app.observability.logging import configure_logging
 from app.settings import get_settings
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -40,7 +41,10 @@ def main(argv: list[str] | None = None) -> None:
     revoke = key_commands.add_parser("revoke", help="revoke a key at once")
     revoke.add_argument("key_id")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(
+        os.environ.get("AGENTD_LOG_LEVEL", "INFO"),
+        json_format=os.environ.get("AGENTD_LOG_FORMAT", "json") != "text",
+    )
 
     if args.command == "migrate" or (args.command == "serve" and args.migrate):
         from app.db.migrate import upgrade
@@ -63,7 +67,9 @@ def main(argv: list[str] | None = None) -> None:
                 "set AGENTD_AUTH=api_key or jwt (or bind to 127.0.0.1)."
             )
 
-        uvicorn.run("app.main:app", host=args.host, port=args.port, workers=args.workers)
+        uvicorn.run(
+            "app.main:app", host=args.host, port=args.port, workers=args.workers, log_config=None
+        )
 
 
 async def _collect_garbage(grace_seconds: float | None) -> list[str]:

@@ -6,6 +6,7 @@ never creates tables; `agentd migrate` (which `make run` calls) does.
 """
 
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -16,7 +17,7 @@ from fastapi.routing import APIRoute
 from fastapi_problem.handler import add_exception_handler, new_exception_handler
 
 from app import __version__
-from app.api import apps, artifacts, health, invocations, memory, runs, sessions
+from app.api import apps, artifacts, health, invocations, memory, metrics, runs, sessions
 from app.api.deps import authenticate
 from app.api.middleware import BodySizeLimitMiddleware
 from app.api.openapi import document_problems
@@ -30,6 +31,14 @@ from app.invocations.manager import InvocationManager
 from app.invocations.registry import AppRegistry
 from app.invocations.store import InvocationStore
 from app.memory.database import DatabaseMemoryService
+from app.observability import (
+    Metrics,
+    MetricsMiddleware,
+    RequestIdMiddleware,
+    configure_logging,
+    set_current,
+    setup_tracing,
+)
 from app.sessions.base import StorageLimits
 from app.sessions.database import DatabaseSessionService
 from app.settings import Settings, get_settings
@@ -47,6 +56,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        previous_metrics = set_current(app.state.metrics)
         db_engine = create_db_engine(
             settings.resolved_database_url, pool_size=settings.db_pool_size, echo=settings.db_echo
         )
@@ -87,6 +97,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await app.state.session_service.close()
             await blob_store.aclose()
             await db_engine.dispose()
+            set_current(previous_metrics)
 
     app = FastAPI(
         title="agentd",
@@ -98,6 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.openapi = document_problems(app.openapi)  # type: ignore[method-assign]
     app.state.settings = settings
     app.state.registry = AppRegistry(settings.agents_dir)
+    app.state.metrics = Metrics()
     # Unexpected errors become a generic 500 problem; their text (maybe internals) is only logged.
     unhandled: dict[str, Any] = {"default": InternalError}
     add_exception_handler(
@@ -110,6 +122,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_bytes=settings.max_request_bytes,
         max_upload_bytes=settings.max_artifact_bytes,
     )
+    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    app.add_middleware(RequestIdMiddleware)
     if settings.cors_origins or settings.cors_origin_regex:
         app.add_middleware(
             CORSMiddleware,
@@ -121,14 +135,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
     app.include_router(health.router)
     authenticated = [Depends(authenticate)]
-    for module in (apps, sessions, artifacts, invocations, runs, memory):
+    for module in (apps, sessions, artifacts, invocations, runs, memory, metrics):
         app.include_router(module.router, dependencies=authenticated)
+    setup_tracing(app)
     return app
 
 
 def __getattr__(name: str) -> FastAPI:
     # `uvicorn app.main:app` resolves `app` lazily, so importing app.main never reads settings.
     if name == "app":
+        configure_logging(os.environ.get("AGENTD_LOG_LEVEL", "INFO"))
         application = create_app()
         globals()["app"] = application
         return application

@@ -14,6 +14,7 @@ from google.genai import types
 from app.agents.callbacks import run_callbacks
 from app.contexts.invocation import InvocationContext
 from app.contexts.tool import ToolContext
+from app.observability.metrics import record_tool_call
 from app.sessions.models import Event, EventActions
 from app.tools.base_tool import BaseTool
 
@@ -89,6 +90,7 @@ async def _execute_tool(
         try:
             result = await tool.run_async(args=args, tool_context=tool_context)
         except Exception as error:
+            record_tool_call(ctx.app_name, tool.name, "error")
             result = await ctx.plugin_manager.run(
                 "on_tool_error_callback",
                 tool=tool,
@@ -106,6 +108,8 @@ async def _execute_tool(
                 )
             if result is None:
                 raise
+        else:
+            record_tool_call(ctx.app_name, tool.name, "ok")
         if result is None and tool.is_long_running:
             return None
         if not isinstance(result, dict):

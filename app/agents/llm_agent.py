@@ -26,6 +26,7 @@ from app.contexts.callback import CallbackContext
 from app.contexts.invocation import InvocationContext, StreamingMode
 from app.contexts.readonly import ReadonlyContext
 from app.models.llm import BaseLlm, LLMRegistry, LlmRequest, LlmResponse
+from app.observability.metrics import record_llm_call
 from app.sessions.models import Event, EventActions
 from app.tools.base_tool import BaseTool
 from app.tools.builtin import transfer_to_agent
@@ -178,6 +179,7 @@ class LlmAgent(BaseAgent):
             yield _checked_response(override)
             return
         stream = ctx.run_config.streaming_mode is StreamingMode.SSE
+        record_llm_call(ctx.app_name, llm_request.model or self.canonical_model.model)
         try:
             async for response in self.canonical_model.generate_content_async(
                 llm_request, stream=stream

@@ -49,6 +49,13 @@ from app.invocations.registry import AppRegistry
 from app.invocations.runner import Runner
 from app.invocations.store import InvocationStore, SessionRef, to_resource
 from app.memory.base import BaseMemoryService
+from app.observability.logging import bind_invocation
+from app.observability.metrics import (
+    invocation_finished,
+    invocation_started,
+    lease_acquired,
+    lease_released,
+)
 from app.sessions.base import BaseSessionService
 from app.sessions.models import new_invocation_id
 from app.settings import Settings
@@ -186,9 +193,10 @@ class InvocationManager:
                 raise SessionBusy("Another invocation is running on this session.")
         run = LocalRun(invocation_id=row.id, session_pk=session_pk, channel=RunChannel())
         self._runs[row.id] = run
-        run.task = asyncio.create_task(
-            self._execute(run, ref, runner, request, acquired), name=f"invocation {row.id}"
-        )
+        with bind_invocation(row.id):  # the task copies the context: its logs carry the id
+            run.task = asyncio.create_task(
+                self._execute(run, ref, runner, request, acquired), name=f"invocation {row.id}"
+            )
         invocation = await self.store.get(ref, row.id)
         return RunHandle(ref=ref, invocation=invocation, session_pk=session_pk, created=True)
 
@@ -229,9 +237,15 @@ class InvocationManager:
         status = InvocationStatus.FAILED
         error: dict[str, Any] | None = None
         heartbeat = asyncio.create_task(self._heartbeat(run))
+        invocation_started(ref.app_name)
+        held = acquired
+        if held:
+            lease_acquired()
         try:
             if not acquired:
                 await self._wait_for_lease(run)
+                held = True
+                lease_acquired()
             async with asyncio.timeout(self._settings.max_invocation_seconds):
                 async for event in runner.run_async(
                     user_id=ref.user_id,
@@ -269,6 +283,9 @@ class InvocationManager:
                 )
             except Exception:
                 logger.exception("recording the end of invocation %s failed", run.invocation_id)
+            if held:
+                lease_released()
+            invocation_finished(ref.app_name, status.value)
             final = await self.store.get(ref, run.invocation_id)
             await run.channel.close(final)
             self._runs.pop(run.invocation_id, None)

@@ -21,6 +21,7 @@ from app.db.engine import DbSession, create_sessionmaker, write_options
 from app.db.tables import StorageEvent, StorageInvocation, StorageSession, StorageSessionLease
 from app.errors import InvocationInterrupted, InvocationNotFound, SessionNotFound
 from app.invocations.models import Invocation, InvocationStatus
+from app.observability.metrics import time_transaction
 from app.sessions.base import decode_page_token, encode_page_token
 from app.sessions.models import Event
 
@@ -44,10 +45,11 @@ class InvocationStore:
         self._dialect = db_engine.dialect.name
 
     @asynccontextmanager
-    async def _write(self) -> AsyncIterator[DbSession]:
-        async with self._sessionmaker() as db, db.begin():
-            await db.connection(execution_options=write_options)
-            yield db
+    async def _write(self, operation: str) -> AsyncIterator[DbSession]:
+        with time_transaction(operation):
+            async with self._sessionmaker() as db, db.begin():
+                await db.connection(execution_options=write_options)
+                yield db
 
     async def session_pk(self, ref: SessionRef) -> int:
         """The session's key, or SessionNotFound."""
@@ -66,7 +68,7 @@ class InvocationStore:
     async def insert(self, row: StorageInvocation) -> StorageInvocation | None:
         """Insert; on an Idempotency-Key collision return the existing row instead (else None)."""
         try:
-            async with self._write() as db:
+            async with self._write("insert") as db:
                 db.add(row)
         except IntegrityError:
             if row.idempotency_key is None:
@@ -137,7 +139,7 @@ class InvocationStore:
 
     async def delete(self, invocation_id: str) -> None:
         """Forget an invocation that never ran (rejected as busy)."""
-        async with self._write() as db:
+        async with self._write("delete") as db:
             await db.execute(delete(StorageInvocation).where(StorageInvocation.id == invocation_id))
 
     async def try_acquire(
@@ -146,7 +148,7 @@ class InvocationStore:
         """Take the session's lease for `invocation_id` (first come, first served); mark running."""
         now = time.time()
         insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
-        async with self._write() as db:
+        async with self._write("try_acquire") as db:
             oldest = await db.scalar(
                 select(StorageInvocation.id)
                 .where(
@@ -192,7 +194,7 @@ class InvocationStore:
     async def heartbeat(self, invocation_id: str, session_pk: int | None, ttl: float) -> bool:
         """Extend the invocation's (and its session lease's) expiry; return cancel_requested."""
         expires = time.time() + ttl
-        async with self._write() as db:
+        async with self._write("heartbeat") as db:
             await db.execute(
                 update(StorageInvocation)
                 .where(StorageInvocation.id == invocation_id)
@@ -222,7 +224,7 @@ class InvocationStore:
         error: dict[str, Any] | None = None,
     ) -> None:
         """Record the outcome and release the session lease."""
-        async with self._write() as db:
+        async with self._write("finish") as db:
             await db.execute(
                 update(StorageInvocation)
                 .where(StorageInvocation.id == invocation_id)
@@ -237,7 +239,7 @@ class InvocationStore:
 
     async def request_cancel(self, ref: SessionRef, invocation_id: str) -> Invocation:
         """Flag the invocation for cancellation (its owner acts on it)."""
-        async with self._write() as db:
+        async with self._write("request_cancel") as db:
             await db.execute(
                 update(StorageInvocation)
                 .where(
@@ -255,7 +257,7 @@ class InvocationStore:
         error = InvocationInterrupted(
             "The server running the invocation stopped before it completed."
         ).marshal()
-        async with self._write() as db:
+        async with self._write("reap") as db:
             result = await db.execute(
                 update(StorageInvocation)
                 .where(

@@ -36,6 +36,7 @@ from app.errors import (
     SessionNotFound,
     UnstorableValue,
 )
+from app.observability.metrics import time_transaction
 from app.sessions.base import (
     BaseSessionService,
     EventPage,
@@ -79,10 +80,11 @@ class DatabaseSessionService(BaseSessionService):
             yield db
 
     @asynccontextmanager
-    async def _write(self) -> AsyncIterator[DbSession]:
-        async with self._sessionmaker() as db, db.begin():
-            await db.connection(execution_options=write_options)
-            yield db
+    async def _write(self, operation: str) -> AsyncIterator[DbSession]:
+        with time_transaction(operation):
+            async with self._sessionmaker() as db, db.begin():
+                await db.connection(execution_options=write_options)
+                yield db
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -102,7 +104,7 @@ class DatabaseSessionService(BaseSessionService):
         self._limits.check_state(scoped.session)
         now = time.time()
         try:
-            async with self._write() as db:
+            async with self._write("create_session") as db:
                 db.add(
                     StorageSession(
                         app_name=app_name,
@@ -188,7 +190,7 @@ class DatabaseSessionService(BaseSessionService):
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete the session; events and session artifact rows cascade."""
-        async with self._write() as db:
+        async with self._write("delete_session") as db:
             result = await db.execute(
                 delete(StorageSession).where(*_session_key(app_name, user_id, session_id))
             )
@@ -249,7 +251,7 @@ class DatabaseSessionService(BaseSessionService):
         seq = expected + 1
         now = time.time()
         try:
-            async with self._write() as db:
+            async with self._write("append_event") as db:
                 claimed = (
                     await db.execute(
                         update(StorageSession)
