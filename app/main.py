@@ -14,7 +14,14 @@ from typing import Any
 from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
-from fastapi_problem.handler import add_exception_handler, new_exception_handler
+from fastapi_problem.handler import (
+    add_exception_handler,
+    http_exception_handler_,
+    new_exception_handler,
+)
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.routing import Route
 
 from app import __version__
 from app.api import apps, artifacts, health, invocations, memory, metrics, runs, sessions
@@ -114,7 +121,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     unhandled: dict[str, Any] = {"default": InternalError}
     add_exception_handler(
         app,
-        new_exception_handler(logger=logger, unhandled_wrappers=unhandled),
+        new_exception_handler(
+            logger=logger,
+            unhandled_wrappers=unhandled,
+            http_exception_handler=_http_exception_with_full_allow,
+        ),
         generic_swagger_defaults=True,
     )
     app.add_middleware(
@@ -139,6 +150,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(module.router, dependencies=authenticated)
     setup_tracing(app)
     return app
+
+
+def _http_exception_with_full_allow(eh: Any, request: Request, exc: HTTPException) -> Any:
+    """Starlette's 405 lists only the first route matching the path; list every route's methods."""
+    if exc.status_code == 405:
+        methods = {
+            method
+            for route in request.app.routes
+            if isinstance(route, Route) and route.path_regex.match(request.url.path)
+            for method in route.methods or ()
+        }
+        exc.headers = {**(exc.headers or {}), "Allow": ", ".join(sorted(methods))}
+    return http_exception_handler_(eh, request, exc)
 
 
 def __getattr__(name: str) -> FastAPI:

@@ -74,7 +74,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServe
     live.stop()
 
 
-def test_generated_sdk_end_to_end(sdk: ModuleType, server: tuple[LiveServer, str]) -> None:
+@pytest.mark.usefixtures("sdk")
+def test_generated_sdk_end_to_end(server: tuple[LiveServer, str]) -> None:
     from agentd_client import AuthenticatedClient
     from agentd_client.api.artifacts import download_artifact, upload_artifact_content
     from agentd_client.api.invocations import create_invocation
