@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test venv migrate gc bench-artifacts bench-load openapi sdk lint typecheck fmt clean
+.PHONY: run test venv migrate gc bench bench-artifacts bench-load openapi sdk lint typecheck fmt clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,9 @@ gc: $(STAMP)
 
 bench-artifacts: $(STAMP)
 	$(BIN)/python -m bench.artifact_rss --mib 200
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.compare --postgres
 
 bench-load: $(STAMP)
 	$(BIN)/python -m bench.load --db both

@@ -66,11 +66,11 @@ def summary(latencies: list[float], errors: int, wall: float, cpu: float) -> dic
     }
 
 
-def run_body(user: str, session: str, turn: int) -> dict[str, Any]:
+def run_body(app: str, user: str, session: str, turn: int) -> dict[str, Any]:
     """An ADK /run request asking for a capital."""
     country = COUNTRIES[turn % len(COUNTRIES)]
     return {
-        "appName": APP,
+        "appName": app,
         "userId": user,
         "sessionId": session,
         "newMessage": {"role": "user", "parts": [{"text": f"What is the capital of {country}?"}]},
@@ -87,11 +87,19 @@ async def timed(request: Awaitable[httpx.Response]) -> tuple[float, bool]:
 class Bench:
     """The workloads against one server."""
 
-    def __init__(self, server: LiveServer) -> None:
+    def __init__(
+        self,
+        server: LiveServer,
+        *,
+        app: str = APP,
+        headers: dict[str, str] | None = None,
+        pid: int | None = None,
+    ) -> None:
         self.server = server
         assert server.process is not None
-        self.pid = server.process.pid
-        self.http = httpx.AsyncClient(base_url=server.url, timeout=120)
+        self.pid = pid or server.process.pid
+        self.app = app
+        self.http = httpx.AsyncClient(base_url=server.url, timeout=300, headers=headers)
 
     async def measure(
         self, work: Callable[[], Awaitable[tuple[list[float], int]]]
@@ -108,7 +116,9 @@ class Bench:
         latencies, errors = [], 0
         for i in range(count):
             latency, ok = await timed(
-                self.http.post(f"/apps/{APP}/users/{user}/sessions", json={"sessionId": f"s{i}"})
+                self.http.post(
+                    f"/apps/{self.app}/users/{user}/sessions", json={"sessionId": f"s{i}"}
+                )
             )
             latencies.append(latency)
             errors += not ok
@@ -117,7 +127,9 @@ class Bench:
     async def runs(self, user: str, workers: int, turns: int) -> tuple[list[float], int]:
         """`workers` concurrent sessions of `turns` /run each."""
         for w in range(workers):
-            await self.http.post(f"/apps/{APP}/users/{user}/sessions", json={"sessionId": f"w{w}"})
+            await self.http.post(
+                f"/apps/{self.app}/users/{user}/sessions", json={"sessionId": f"w{w}"}
+            )
         latencies: list[float] = []
         errors = 0
 
@@ -125,7 +137,7 @@ class Bench:
             nonlocal errors
             for turn in range(turns):
                 latency, ok = await timed(
-                    self.http.post("/run", json=run_body(user, f"w{w}", turn))
+                    self.http.post("/run", json=run_body(self.app, user, f"w{w}", turn))
                 )
                 latencies.append(latency)
                 errors += not ok
@@ -136,14 +148,16 @@ class Bench:
     async def history(self, turns: int) -> dict[str, Any]:
         """One session grown to `turns` turns; latency around checkpoints."""
         user = "history"
-        await self.http.post(f"/apps/{APP}/users/{user}/sessions", json={"sessionId": "h"})
+        await self.http.post(f"/apps/{self.app}/users/{user}/sessions", json={"sessionId": "h"})
         checkpoints = [c for c in (10, 100, 250, 500) if c <= turns] or [turns]
         by_turn: dict[int, float] = {}
         errors = 0
         cpu_before = cpu_ms(self.pid)
         started = time.perf_counter()
         for turn in range(1, turns + 1):
-            latency, ok = await timed(self.http.post("/run", json=run_body(user, "h", turn)))
+            latency, ok = await timed(
+                self.http.post("/run", json=run_body(self.app, user, "h", turn))
+            )
             by_turn[turn] = latency
             errors += not ok
         wall = time.perf_counter() - started
@@ -151,7 +165,7 @@ class Bench:
         for checkpoint in checkpoints:
             window = [by_turn[t] for t in range(max(1, checkpoint - 4), checkpoint + 1)]
             result[f"run_ms_at_turn_{checkpoint}"] = round(statistics.median(window) * 1000, 2)
-            get_latency, _ = await timed(self.http.get(f"/apps/{APP}/users/{user}/sessions/h"))
+            get_latency, _ = await timed(self.http.get(f"/apps/{self.app}/users/{user}/sessions/h"))
             result[f"get_session_ms_at_turn_{checkpoint}"] = round(get_latency * 1000, 2)
         return result
 

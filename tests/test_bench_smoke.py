@@ -1,5 +1,8 @@
 """The benchmarks run end to end with tiny sizes, so they cannot rot (no timing is asserted)."""
 
+import argparse
+
+from bench import compare
 from bench.artifact_rss import run
 from bench.load import run as load_run
 
@@ -16,3 +19,11 @@ def test_load_benchmark_runs_every_workload_without_errors() -> None:
         assert figures[workload]["requests"] > 0
         assert figures[workload]["errors"] == 0
     assert "run_ms_at_turn_3" in figures["history"]
+
+
+def test_compare_benchmark_runs_the_agentd_side_and_prints_the_table() -> None:
+    args = argparse.Namespace(creates=2, turns_c1=1, turns_c16=1, history=2, repeats=1)
+    figures = compare.run_agentd(args, auth=True)
+    assert figures["same_session_8"]["status_codes"] == {"200": 8}
+    rendered = compare.table({"agentd": figures})
+    assert "| run_c16 | req_per_s |" in rendered

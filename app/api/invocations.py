@@ -90,7 +90,7 @@ async def create_invocation(
     final = await manager.wait(handle)
     if final.error is not None:
         raise StoredProblem(final.error)
-    events = await manager.store.events(handle.session_pk, final.id, 0)
+    events = await manager.persisted_events(handle)
     result = InvocationResult(invocation=final, events=events)
     return JSONResponse(result.to_wire(), headers=headers)
 

@@ -62,7 +62,7 @@ async def run_agent(
     final = await manager.wait(handle)
     if final.error is not None:
         raise StoredProblem(final.error)
-    events = await manager.store.events(handle.session_pk, handle.invocation.id, 0)
+    events = await manager.persisted_events(handle)
     return JSONResponse([adk_event_json(e) for e in events if e.author != "user"])
 
 

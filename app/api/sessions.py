@@ -8,6 +8,7 @@ Session JSON. The list route returns ADK's bare array; its cursor travels in `X-
 
 from typing import Annotated, Literal
 
+import orjson
 from fastapi import APIRouter, Body, Header, Query, Request, Response, status
 
 from app.api.deps import (
@@ -144,23 +145,25 @@ async def get_session(
     user_id: UserIdPath,
     session_id: SessionIdPath,
     sessions: SessionServiceDep,
-    response: Response,
     num_recent_events: Annotated[
         int | None, Query(alias="numRecentEvents", ge=0, le=MAX_SEQ)
     ] = None,
     after_seq: Annotated[int | None, Query(alias="afterSeq", ge=0, le=MAX_SEQ)] = None,
-) -> Session:
+) -> Response:
     """The session; `numRecentEvents` keeps the last N events, `afterSeq` those after a seq."""
-    session = await sessions.get_session(
+    found = await sessions.get_session_json(
         app_name=app.name,
         user_id=user_id,
         session_id=session_id,
         config=GetSessionConfig(num_recent_events=num_recent_events, after_seq=after_seq),
     )
-    if session is None:
+    if found is None:
         raise SessionNotFound(f"Session {session_id!r} does not exist.")
-    response.headers["ETag"] = _etag(session)
-    return session
+    body, last_seq = found
+    # Stored events are already wire JSON: serve them as they are, without a model round trip.
+    return Response(
+        orjson.dumps(body), media_type="application/json", headers={"ETag": f'"{last_seq}"'}
+    )
 
 
 @router.patch(

@@ -36,6 +36,10 @@ class RunChannel:
         """Whether the run has ended."""
         return self._final is not None
 
+    def persisted(self) -> list[Event]:
+        """The events of the run that were persisted, in order."""
+        return [e for e in self._events if not e.partial]
+
     async def publish(self, event: Event) -> None:
         """Add an event the run produced."""
         async with self._changed:

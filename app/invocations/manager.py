@@ -57,7 +57,7 @@ from app.observability.metrics import (
     lease_released,
 )
 from app.sessions.base import BaseSessionService
-from app.sessions.models import new_invocation_id
+from app.sessions.models import Event, new_invocation_id
 from app.settings import Settings
 
 logger = logging.getLogger("agentd.invocations")
@@ -85,6 +85,7 @@ class RunHandle:
     invocation: Invocation
     session_pk: int
     created: bool
+    channel: RunChannel | None = None
 
 
 class InvocationManager:
@@ -197,8 +198,15 @@ class InvocationManager:
             run.task = asyncio.create_task(
                 self._execute(run, ref, runner, request, acquired), name=f"invocation {row.id}"
             )
-        invocation = await self.store.get(ref, row.id)
-        return RunHandle(ref=ref, invocation=invocation, session_pk=session_pk, created=True)
+        if acquired:
+            row.status = InvocationStatus.RUNNING.value
+        return RunHandle(
+            ref=ref,
+            invocation=to_resource(row),
+            session_pk=session_pk,
+            created=True,
+            channel=run.channel,
+        )
 
     def _replay(
         self, ref: SessionRef, existing: StorageInvocation, request_hash: str, session_pk: int
@@ -372,6 +380,12 @@ class InvocationManager:
             await asyncio.shield(run.channel.wait_closed())
             invocation = await self.store.get(ref, invocation_id)
         return invocation
+
+    async def persisted_events(self, handle: RunHandle) -> list[Event]:
+        """The invocation's persisted events, from memory when it ran here."""
+        if handle.channel is not None and handle.channel.closed:
+            return handle.channel.persisted()
+        return await self.store.events(handle.session_pk, handle.invocation.id, 0)
 
     def is_local(self, invocation_id: str) -> bool:
         """Whether the invocation runs in this process."""

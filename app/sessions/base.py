@@ -158,6 +158,26 @@ class BaseSessionService(ABC):
     ) -> Session | None:
         """The session with merged state and its (most recent) events, or None."""
 
+    async def get_session_json(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> tuple[dict[str, Any], int] | None:
+        """The session as ADK JSON (with `seq` on events) and its last_seq, or None.
+
+        Read-only HTTP paths use this; implementations may serve stored JSON without building
+        models (the database service does), which keeps big sessions cheap to read.
+        """
+        session = await self.get_session(
+            app_name=app_name, user_id=user_id, session_id=session_id, config=config
+        )
+        if session is None:
+            return None
+        return session.to_wire(), session.last_seq
+
     @abstractmethod
     async def list_sessions(
         self,

@@ -140,6 +140,46 @@ class DatabaseSessionService(BaseSessionService):
         config: GetSessionConfig | None = None,
     ) -> Session | None:
         """The session with merged state and its (most recent) events, or None."""
+        loaded = await self._load(app_name, user_id, session_id, config)
+        if loaded is None:
+            return None
+        row, rows, app_state, user_state = loaded
+        events = [Event.from_stored(seq, data) for seq, data in rows]
+        return _to_session(row, app_state, user_state, events)
+
+    async def get_session_json(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> tuple[dict[str, Any], int] | None:
+        """The session's ADK JSON and last_seq, events served as stored (no re-validation)."""
+        loaded = await self._load(app_name, user_id, session_id, config)
+        if loaded is None:
+            return None
+        row, rows, app_state, user_state = loaded
+        body = {
+            "id": row.id,
+            "appName": row.app_name,
+            "userId": row.user_id,
+            "state": merge_state(row.state, app_state, user_state),
+            "events": [{**data, "seq": seq} for seq, data in rows],
+            "lastUpdateTime": row.update_time,
+        }
+        return body, row.last_seq
+
+    async def _load(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None,
+    ) -> (
+        tuple[StorageSession, list[tuple[int, dict[str, Any]]], dict[str, Any], dict[str, Any]]
+        | None
+    ):
         config = config or GetSessionConfig()
         async with self._read() as db:
             row = await self._session_row(db, app_name, user_id, session_id)
@@ -154,10 +194,10 @@ class DatabaseSessionService(BaseSessionService):
             if config.after_seq is not None:
                 query = query.where(StorageEvent.seq > config.after_seq)
             query = query.order_by(StorageEvent.seq.desc()).limit(limit)
-            rows = (await db.execute(query)).all() if limit > 0 else []
+            rows = [tuple(r) for r in (await db.execute(query)).all()] if limit > 0 else []
             app_state, user_state = await self._shared_state(db, app_name, user_id)
-        events = [Event.from_stored(seq, data) for seq, data in reversed(rows)]
-        return _to_session(row, app_state, user_state, events)
+        rows.reverse()
+        return row, rows, app_state, user_state
 
     async def list_sessions(
         self,

@@ -1,0 +1,296 @@
+"""agentd against google-adk's `adk api_server`, side by side in one run (`make bench`).
+
+Both servers run on 127.0.0.1 with logic-identical offline apps (bench/apps/*/capital_bench: a
+deterministic model calls a tool that saves a 1 KB artifact and writes two state keys, then
+answers) on SQLite and local files; one load driver drives both with the same workloads. agentd
+runs as a deployment would (AGENTD_AUTH=api_key, limits on; the rate limit raised so the
+benchmark's one principal is not throttled) and once more with AGENTD_AUTH=none. The ADK server
+comes from a separate virtualenv (bench/.adk-venv, google-adk==2.13.0), never a dependency of
+agentd. Prints one table (and `--json` for the raw figures).
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT_ROOT))
+
+from bench.load import Bench, cpu_ms, rss_mib, run_body, timed  # noqa: E402
+from tests.live_server import LiveServer  # noqa: E402
+from tests.pgserver import start_postgres  # noqa: E402
+
+APP = "capital_bench"
+ADK_VENV = PROJECT_ROOT / "bench" / ".adk-venv"
+ADK_VERSION = "2.13.0"
+
+
+class AdkServer(LiveServer):
+    """`adk api_server` from the benchmark virtualenv."""
+
+    def __init__(self, workdir: Path) -> None:
+        super().__init__(workdir, {})
+        self.command = [
+            str(ADK_VENV / "bin" / "adk"),
+            "api_server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--session_service_uri",
+            f"sqlite+aiosqlite:///{workdir / 'adk.db'}",
+            "--artifact_service_uri",
+            f"file://{workdir / 'artifacts'}",
+            "--log_level",
+            "warning",
+            str(PROJECT_ROOT / "bench" / "apps" / "adk"),
+        ]
+
+    def start(self) -> "AdkServer":
+        """Start `adk api_server` and wait for it to answer."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                self.command, cwd=self.workdir, stdout=log, stderr=subprocess.STDOUT
+            )
+        deadline = time.monotonic() + 120
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"adk exited:\n{self.log.read_text()}")
+            try:
+                if httpx.get(f"{self.url}/list-apps", timeout=1).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(self.log.read_text())
+            time.sleep(0.1)
+
+
+class CompareBench(Bench):
+    """The issue's workloads on top of bench.load's."""
+
+    async def history_reads(self, sid: str, repeats: int) -> dict[str, Any]:
+        """GET session and latest artifact on the long session, and on a fresh one."""
+        figures: dict[str, Any] = {}
+        for name, path in [
+            ("get_session_long", f"/apps/{self.app}/users/history/sessions/{sid}"),
+            (
+                "artifact_latest_long",
+                f"/apps/{self.app}/users/history/sessions/{sid}/artifacts/notes.txt",
+            ),
+            ("artifact_latest_fresh", f"/apps/{self.app}/users/w0/sessions/w0/artifacts/notes.txt"),
+        ]:
+
+            async def work(path: str = path) -> tuple[list[float], int]:
+                latencies, errors = [], 0
+                for _ in range(repeats):
+                    latency, ok = await timed(self.http.get(path))
+                    latencies.append(latency)
+                    errors += not ok
+                return latencies, errors
+
+            figures[name] = await self.measure(work)
+        return figures
+
+    async def same_session(self, concurrency: int) -> dict[str, Any]:
+        """`concurrency` simultaneous /run on one session: count each status code."""
+        await self.http.post(f"/apps/{self.app}/users/same/sessions", json={"sessionId": "one"})
+        cpu_before = cpu_ms(self.pid)
+        started = time.perf_counter()
+        responses = await asyncio.gather(
+            *(
+                self.http.post("/run", json=run_body(self.app, "same", "one", i))
+                for i in range(concurrency)
+            )
+        )
+        codes: dict[str, int] = {}
+        for response in responses:
+            codes[str(response.status_code)] = codes.get(str(response.status_code), 0) + 1
+        return {
+            "status_codes": codes,
+            "wall_ms": round((time.perf_counter() - started) * 1000, 1),
+            "server_cpu_ms": round(cpu_ms(self.pid) - cpu_before, 1),
+        }
+
+    async def compare(self, args: argparse.Namespace) -> dict[str, Any]:
+        """Every workload, warm-up first; RSS after warm-up and at the end."""
+        await self.runs("warmup", 2, 3)
+        rss_before = rss_mib(self.pid)
+        figures: dict[str, Any] = {
+            "create": await self.measure(lambda: self.create_sessions("creator", args.creates)),
+            "run_c1": await self.measure(lambda: self.runs("c1", 1, args.turns_c1)),
+            "run_c16": await self.measure(lambda: self.runs("c16", 16, args.turns_c16)),
+            "history": await self.history(args.history),
+        }
+        figures.update(await self.history_reads("h", args.repeats))
+        figures["same_session_8"] = await self.same_session(8)
+        figures["rss_mib"] = {
+            "after_warmup": round(rss_before, 1),
+            "end": round(rss_mib(self.pid), 1),
+        }
+        await self.http.aclose()
+        return figures
+
+
+def ensure_adk_venv() -> None:
+    """Create bench/.adk-venv with google-adk if it is missing."""
+    if (ADK_VENV / "bin" / "adk").exists():
+        return
+    subprocess.run([sys.executable, "-m", "venv", str(ADK_VENV)], check=True)
+    subprocess.run(
+        [
+            str(ADK_VENV / "bin" / "pip"),
+            "install",
+            "-q",
+            f"google-adk=={ADK_VERSION}",
+            "aiosqlite",
+            "sqlalchemy",
+        ],
+        check=True,
+    )
+
+
+def run_agentd(args: argparse.Namespace, *, auth: bool, db: str = "sqlite") -> dict[str, Any]:
+    """agentd with the bench app; api keys + limits unless `auth` is False."""
+    with tempfile.TemporaryDirectory(prefix="agentd-bench-") as tmp:
+        root = Path(tmp)
+        env = {
+            "AGENTD_DATA_DIR": str(root / "data"),
+            "AGENTD_AGENTS_DIR": str(PROJECT_ROOT / "bench" / "apps" / "agentd"),
+            "AGENTD_ENQUEUE_TIMEOUT_SECONDS": "300",
+            "AGENTD_RATE_LIMIT_PER_MINUTE": "1000000",
+            "AGENTD_LOG_LEVEL": "WARNING",
+        }
+        postgres = None
+        if db == "postgres":
+            postgres = start_postgres()
+            env["AGENTD_DATABASE_URL"] = postgres.create_database("bench")
+        headers = None
+        if auth:
+            env["AGENTD_AUTH"] = "api_key"
+            full = {**os.environ, **env}
+            subprocess.run(
+                [sys.executable, "-m", "app", "migrate"],
+                env=full,
+                cwd=root,
+                check=True,
+                capture_output=True,
+            )
+            token = subprocess.run(
+                [sys.executable, "-m", "app", "keys", "create", "--name", "bench"],
+                env=full,
+                cwd=root,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+            headers = {"Authorization": f"Bearer {token}"}
+        server = LiveServer(root, env).start()
+        try:
+            return asyncio.run(CompareBench(server, app=APP, headers=headers).compare(args))
+        finally:
+            server.stop()
+            if postgres is not None:
+                postgres.stop()
+
+
+def run_adk(args: argparse.Namespace) -> dict[str, Any]:
+    """ADK's api_server with the bench app."""
+    ensure_adk_venv()
+    with tempfile.TemporaryDirectory(prefix="adk-bench-") as tmp:
+        server = AdkServer(Path(tmp)).start()
+        try:
+            return asyncio.run(CompareBench(server, app=APP).compare(args))
+        finally:
+            server.stop()
+
+
+ROWS = [
+    ("create", "server_cpu_ms_per_req"),
+    ("create", "p50_ms"),
+    ("run_c1", "server_cpu_ms_per_req"),
+    ("run_c1", "p50_ms"),
+    ("run_c1", "p99_ms"),
+    ("run_c16", "req_per_s"),
+    ("run_c16", "p50_ms"),
+    ("run_c16", "p99_ms"),
+    ("run_c16", "errors"),
+    ("history", "run_ms_at_turn_10"),
+    ("history", "run_ms_at_turn_100"),
+    ("history", "run_ms_at_turn_250"),
+    ("history", "run_ms_at_turn_500"),
+    ("history", "get_session_ms_at_turn_10"),
+    ("history", "get_session_ms_at_turn_500"),
+    ("history", "server_cpu_ms_per_req"),
+    ("get_session_long", "p50_ms"),
+    ("artifact_latest_long", "p50_ms"),
+    ("artifact_latest_fresh", "p50_ms"),
+]
+
+
+def table(columns: dict[str, dict[str, Any]]) -> str:
+    """A Markdown table: one row per figure, one column per server, ratio agentd/ADK."""
+    names = list(columns)
+    lines = [
+        "| workload | figure | " + " | ".join(names) + " | agentd / ADK |",
+        "|---|---|" + "---|" * (len(names) + 1),
+    ]
+    for workload, figure in ROWS:
+        values = [columns[n].get(workload, {}).get(figure) for n in names]
+        ratio = ""
+        if "adk" in columns and "agentd" in columns:
+            ours, theirs = (
+                columns["agentd"].get(workload, {}).get(figure),
+                columns["adk"].get(workload, {}).get(figure),
+            )
+            if isinstance(ours, (int, float)) and isinstance(theirs, (int, float)) and theirs:
+                ratio = f"{ours / theirs:.2f}"
+        lines.append(
+            f"| {workload} | {figure} | " + " | ".join(str(v) for v in values) + f" | {ratio} |"
+        )
+    for name in names:
+        codes = columns[name].get("same_session_8", {}).get("status_codes")
+        rss = columns[name].get("rss_mib")
+        lines.append(
+            f"| same_session_8 | status codes ({name}) | {codes} | rss MiB {rss} |"
+            + " |" * (len(names) - 1)
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Parse arguments, run every server, print the table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--creates", type=int, default=200)
+    parser.add_argument("--turns-c1", type=int, default=50)
+    parser.add_argument("--turns-c16", type=int, default=13)
+    parser.add_argument("--history", type=int, default=500)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--skip-adk", action="store_true")
+    parser.add_argument("--postgres", action="store_true", help="also agentd on PostgreSQL")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    columns: dict[str, dict[str, Any]] = {}
+    if not args.skip_adk:
+        columns["adk"] = run_adk(args)
+    columns["agentd"] = run_agentd(args, auth=True)
+    columns["agentd_auth_none"] = run_agentd(args, auth=False)
+    if args.postgres:
+        columns["agentd_postgres"] = run_agentd(args, auth=True, db="postgres")
+    sys.stdout.write(table(columns) + "\n")
+    if args.json:
+        sys.stdout.write(json.dumps(columns, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
