@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -46,5 +47,5 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     deadline=None,
     suppress_health_check=list(HealthCheck),
 )
-def test_api_conforms_to_its_schema(case: schemathesis.Case, base_url: str) -> None:
+def test_api_conforms_to_its_schema(case: schemathesis.Case[Any], base_url: str) -> None:
     case.call_and_validate(base_url=base_url, timeout=30)
