@@ -11,6 +11,7 @@ writers of different `app:`/`user:` keys never lose each other's write. Reads ru
 
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -65,11 +66,13 @@ class DatabaseSessionService(BaseSessionService):
         *,
         max_session_events: int = 10_000,
         limits: StorageLimits | None = None,
+        history_cache_events: int = 20_000,
     ) -> None:
         self._db_engine = db_engine
         self._sessionmaker = create_sessionmaker(db_engine)
         self._max_session_events = max_session_events
         self._limits = limits or StorageLimits()
+        self._history = HistoryCache(history_cache_events)
         self._dialect = db_engine.dialect.name
 
     @asynccontextmanager
@@ -140,12 +143,39 @@ class DatabaseSessionService(BaseSessionService):
         config: GetSessionConfig | None = None,
     ) -> Session | None:
         """The session with merged state and its (most recent) events, or None."""
+        if config is None or (config.num_recent_events is None and config.after_seq is None):
+            if self._history.budget > 0:
+                return await self._get_with_history_cache(app_name, user_id, session_id)
         loaded = await self._load(app_name, user_id, session_id, config)
         if loaded is None:
             return None
         row, rows, app_state, user_state = loaded
         events = [Event.from_stored(seq, data) for seq, data in rows]
         return _to_session(row, app_state, user_state, events)
+
+    async def _get_with_history_cache(
+        self, app_name: str, user_id: str, session_id: str
+    ) -> Session | None:
+        """Whole-history read (what the Runner does each turn) that parses only new events."""
+        async with self._read() as db:
+            row = await self._session_row(db, app_name, user_id, session_id)
+            if row is None:
+                return None
+            key = (row.pk, row.create_time)
+            cached = self._history.get(key, row.last_seq)
+            start = cached[-1].seq or 0 if cached else 0
+            query = (
+                select(StorageEvent.seq, StorageEvent.event)
+                .where(StorageEvent.session_pk == row.pk, StorageEvent.seq > start)
+                .order_by(StorageEvent.seq.desc())
+                .limit(self._max_session_events)
+            )
+            rows = (await db.execute(query)).all()
+            app_state, user_state = await self._shared_state(db, app_name, user_id)
+        new = [Event.from_stored(seq, data) for seq, data in reversed(rows)]
+        events = [*(cached or []), *new][-self._max_session_events :]
+        self._history.put(key, events)
+        return _to_session(row, app_state, user_state, list(events))
 
     async def get_session_json(
         self,
@@ -300,13 +330,15 @@ class DatabaseSessionService(BaseSessionService):
                             StorageSession.last_seq == expected,
                         )
                         .values(last_seq=seq, update_time=now)
-                        .returning(StorageSession.pk, StorageSession.state)
+                        .returning(
+                            StorageSession.pk, StorageSession.state, StorageSession.create_time
+                        )
                     )
                 ).one_or_none()
                 if claimed is None:
                     await self._raise_missing_or_conflict(db, session, expected)
                     raise AssertionError("unreachable")  # pragma: no cover
-                session_pk, stored_state = claimed
+                session_pk, stored_state, create_time = claimed
                 db.add(
                     StorageEvent(
                         session_pk=session_pk,
@@ -345,6 +377,7 @@ class DatabaseSessionService(BaseSessionService):
         except DBAPIError as exc:
             raise UnstorableValue(f"The database rejected the event: {exc.orig}") from exc
         event.seq = seq
+        self._history.extend((session_pk, create_time), event)
         apply_event_to_session(session, event, temp)
         return event
 
@@ -444,6 +477,45 @@ class DatabaseSessionService(BaseSessionService):
                 )
                 or 0
             )
+
+
+class HistoryCache:
+    """Parsed events of recently used sessions, bounded by a total number of events (LRU).
+
+    Events never change once stored, so a cached prefix stays true; entries are keyed by the
+    session's primary key and creation time, so a deleted and re-created session (SQLite may
+    reuse the key) never sees the old history. Per process; each replica warms its own.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._entries: OrderedDict[tuple[int, float], list[Event]] = OrderedDict()
+        self._size = 0
+
+    def get(self, key: tuple[int, float], last_seq: int) -> list[Event] | None:
+        """The cached prefix of the session's history (None if absent or inconsistent)."""
+        events = self._entries.get(key)
+        if not events or (events[-1].seq or 0) > last_seq:
+            return None
+        self._entries.move_to_end(key)
+        return events
+
+    def put(self, key: tuple[int, float], events: list[Event]) -> None:
+        """Remember `events` as the session's history, evicting the least recently used."""
+        self._size -= len(self._entries.pop(key, []))
+        if not events or len(events) > self.budget:
+            return
+        self._entries[key] = events
+        self._size += len(events)
+        while self._size > self.budget:
+            _, evicted = self._entries.popitem(last=False)
+            self._size -= len(evicted)
+
+    def extend(self, key: tuple[int, float], event: Event) -> None:
+        """Append a just-committed event if the cached history ends right before it."""
+        events = self._entries.get(key)
+        if events and (events[-1].seq or 0) + 1 == event.seq:
+            self.put(key, [*events, event])
 
 
 def _session_key(app_name: str, user_id: str, session_id: str) -> tuple[Any, ...]:

@@ -73,3 +73,29 @@ async def test_state_value_postgres_rejects_rolls_back_the_whole_event(
     assert fresh.state == {"k": 1}
     assert [e.seq for e in fresh.events] == [1]
     assert session.last_seq == 1
+
+
+async def test_history_cache_sees_other_replicas_and_recreated_sessions(
+    db_engine: AsyncEngine,
+) -> None:
+    replica_a, replica_b = DatabaseSessionService(db_engine), DatabaseSessionService(db_engine)
+    session = await replica_a.create_session(app_name="app", user_id="u", session_id="s")
+    await replica_a.append_event(
+        session, Event(author="a", actions=EventActions(state_delta={"n": 1}))
+    )
+    warm = await replica_a.get_session(app_name="app", user_id="u", session_id="s")
+    assert warm is not None
+    assert [e.seq for e in warm.events] == [1]
+    # Another replica appends: the first one's cached prefix is extended from the database.
+    other = await replica_b.get_session(app_name="app", user_id="u", session_id="s")
+    assert other is not None
+    await replica_b.append_event(other, Event(author="b"))
+    seen = await replica_a.get_session(app_name="app", user_id="u", session_id="s")
+    assert seen is not None
+    assert [(e.seq, e.author) for e in seen.events] == [(1, "a"), (2, "b")]
+    # Deleted and re-created under the same id: no trace of the old history.
+    await replica_b.delete_session(app_name="app", user_id="u", session_id="s")
+    await replica_b.create_session(app_name="app", user_id="u", session_id="s")
+    fresh = await replica_a.get_session(app_name="app", user_id="u", session_id="s")
+    assert fresh is not None
+    assert fresh.events == []
