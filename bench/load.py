@@ -205,6 +205,7 @@ def run(
             "AGENTD_DATA_DIR": str(Path(tmp) / "data"),
             "AGENTD_AGENTS_DIR": str(PROJECT_ROOT / "agents"),
             "AGENTD_ENQUEUE_TIMEOUT_SECONDS": "120",
+            "AGENTD_RATE_LIMIT_PER_MINUTE": "0",
         }
         if db == "postgres":
             postgres = start_postgres()

@@ -2,7 +2,7 @@
 
 Credentials: `Authorization: Bearer <token>` (a JWT or an API key) or `X-API-Key: <key>`.
 Rate limiting uses the `limits` library (moving window, in this process): each replica limits
-each principal to AGENTD_RATE_LIMIT_PER_MINUTE requests per minute.
+each principal to AGENTD_RATE_LIMIT_PER_MINUTE requests per minute (not with AGENTD_AUTH=none).
 """
 
 import math
@@ -54,8 +54,12 @@ class Authenticator:
         return principal
 
     async def check_rate(self, principal: Principal) -> None:
-        """RateLimited (429 + Retry-After) once the principal exceeds its per-minute budget."""
-        if self._limit is None:
+        """RateLimited (429 + Retry-After) once the principal exceeds its per-minute budget.
+
+        Not applied with AGENTD_AUTH=none: every caller is then the same anonymous principal on a
+        loopback development server, and one shared budget would only throttle its owner.
+        """
+        if self._limit is None or self.mode == "none":
             return
         if await self._limiter.hit(self._limit, principal.id):
             return

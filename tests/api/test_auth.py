@@ -326,3 +326,9 @@ def test_cors_allows_configured_origins_only(api_settings: Settings) -> None:
         assert regex.headers["access-control-allow-origin"] == "https://a.corp.example"
         other = client.get("/list-apps", headers={"Origin": "https://evil.example"})
         assert "access-control-allow-origin" not in other.headers
+
+
+def test_no_rate_limit_without_authentication(api_settings: Settings) -> None:
+    settings = api_settings.model_copy(update={"rate_limit_per_minute": 2})
+    with TestClient(create_app(settings)) as client:
+        assert [client.get("/list-apps").status_code for _ in range(5)] == [200] * 5
