@@ -14,18 +14,12 @@ from typing import Any
 from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
-from fastapi_problem.handler import (
-    add_exception_handler,
-    http_exception_handler_,
-    new_exception_handler,
-)
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.routing import Route
+from fastapi_problem.handler import add_exception_handler, new_exception_handler
 
 from app import __version__
 from app.api import apps, artifacts, health, invocations, memory, metrics, runs, sessions
 from app.api.deps import authenticate
+from app.api.errors import http_exception_with_full_allow
 from app.api.middleware import BodySizeLimitMiddleware
 from app.api.openapi import document_problems
 from app.artifacts.factory import create_blob_store
@@ -124,7 +118,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         new_exception_handler(
             logger=logger,
             unhandled_wrappers=unhandled,
-            http_exception_handler=_http_exception_with_full_allow,
+            http_exception_handler=http_exception_with_full_allow,
         ),
         generic_swagger_defaults=True,
     )
@@ -150,19 +144,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(module.router, dependencies=authenticated)
     setup_tracing(app)
     return app
-
-
-def _http_exception_with_full_allow(eh: Any, request: Request, exc: HTTPException) -> Any:
-    """Starlette's 405 lists only the first route matching the path; list every route's methods."""
-    if exc.status_code == 405:
-        methods = {
-            method
-            for route in request.app.routes
-            if isinstance(route, Route) and route.path_regex.match(request.url.path)
-            for method in route.methods or ()
-        }
-        exc.headers = {**(exc.headers or {}), "Allow": ", ".join(sorted(methods))}
-    return http_exception_handler_(eh, request, exc)
 
 
 def __getattr__(name: str) -> FastAPI:

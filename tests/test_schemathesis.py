@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
+from schemathesis import checks
 from hypothesis import HealthCheck, settings
 
 from tests.live_server import LiveServer
@@ -48,4 +49,9 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     suppress_health_check=list(HealthCheck),
 )
 def test_api_conforms_to_its_schema(case: schemathesis.Case[Any], base_url: str) -> None:
-    case.call_and_validate(base_url=base_url, timeout=30)
+    # positive_data_acceptance is left out: the google-genai schemas (Content, Part) admit values
+    # the library itself refuses, and unknown apps or sessions are 404 by design; both are 4xx
+    # answers to schema-valid requests, not schema violations or server errors.
+    case.call_and_validate(
+        base_url=base_url, timeout=30, excluded_checks=[checks.positive_data_acceptance]
+    )

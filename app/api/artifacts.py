@@ -20,7 +20,7 @@ from app.api.deps import ArtifactServiceDep, KnownApp, SessionIdPath, SessionSer
 from app.artifacts.models import ArtifactVersion
 from app.artifacts.service import DEFAULT_MIME_TYPE, ArtifactScope
 from app.errors import InvalidRequest, RangeNotSatisfiable
-from app.sessions.models import WireModel
+from app.sessions.models import ClientPart, WireModel
 
 router = APIRouter(
     prefix="/apps/{app_name}/users/{user_id}/sessions/{session_id}/artifacts", tags=["artifacts"]
@@ -45,7 +45,7 @@ class SaveArtifactRequest(WireModel):
     """ADK's save request: a name and a Part (inline data or text)."""
 
     filename: str = Field(min_length=1, max_length=512)
-    artifact: types.Part
+    artifact: ClientPart
     custom_metadata: dict[str, Any] | None = None
 
 

@@ -3,10 +3,9 @@
 import enum
 from typing import Any, Literal
 
-from google.genai import types
 from pydantic import Field
 
-from app.sessions.models import Event, WireModel
+from app.sessions.models import ClientContent, Event, WireModel
 
 
 class InvocationStatus(enum.StrEnum):
@@ -30,7 +29,7 @@ class RunAgentRequest(WireModel):
     app_name: str = Field(max_length=128)
     user_id: str = Field(max_length=128)
     session_id: str = Field(max_length=128)
-    new_message: types.Content
+    new_message: ClientContent
     streaming: bool = False
     state_delta: dict[str, Any] | None = None
     invocation_id: str | None = Field(default=None, max_length=128)
@@ -47,7 +46,7 @@ class RunConfigRequest(WireModel):
 class CreateInvocationRequest(WireModel):
     """`POST .../invocations`."""
 
-    new_message: types.Content
+    new_message: ClientContent
     state_delta: dict[str, Any] | None = None
     run_config: RunConfigRequest | None = None
     mode: Literal["wait", "stream", "background"] = "wait"

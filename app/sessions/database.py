@@ -11,7 +11,6 @@ writers of different `app:`/`user:` keys never lose each other's write. Reads ru
 
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -53,6 +52,7 @@ from app.sessions.base import (
     session_cursor,
     validate_id,
 )
+from app.sessions.history_cache import HistoryCache
 from app.sessions.models import Event, Session
 from app.sessions.state import merge_state, split_delta
 
@@ -477,45 +477,6 @@ class DatabaseSessionService(BaseSessionService):
                 )
                 or 0
             )
-
-
-class HistoryCache:
-    """Parsed events of recently used sessions, bounded by a total number of events (LRU).
-
-    Events never change once stored, so a cached prefix stays true; entries are keyed by the
-    session's primary key and creation time, so a deleted and re-created session (SQLite may
-    reuse the key) never sees the old history. Per process; each replica warms its own.
-    """
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self._entries: OrderedDict[tuple[int, float], list[Event]] = OrderedDict()
-        self._size = 0
-
-    def get(self, key: tuple[int, float], last_seq: int) -> list[Event] | None:
-        """The cached prefix of the session's history (None if absent or inconsistent)."""
-        events = self._entries.get(key)
-        if not events or (events[-1].seq or 0) > last_seq:
-            return None
-        self._entries.move_to_end(key)
-        return events
-
-    def put(self, key: tuple[int, float], events: list[Event]) -> None:
-        """Remember `events` as the session's history, evicting the least recently used."""
-        self._size -= len(self._entries.pop(key, []))
-        if not events or len(events) > self.budget:
-            return
-        self._entries[key] = events
-        self._size += len(events)
-        while self._size > self.budget:
-            _, evicted = self._entries.popitem(last=False)
-            self._size -= len(evicted)
-
-    def extend(self, key: tuple[int, float], event: Event) -> None:
-        """Append a just-committed event if the cached history ends right before it."""
-        events = self._entries.get(key)
-        if events and (events[-1].seq or 0) + 1 == event.seq:
-            self.put(key, [*events, event])
 
 
 def _session_key(app_name: str, user_id: str, session_id: str) -> tuple[Any, ...]:

@@ -8,11 +8,25 @@ written by a newer ADK still load.
 
 import time
 import uuid
-from typing import Any
+from typing import Annotated, Any
 
 from google.genai import types
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator
 from pydantic.alias_generators import to_camel
+
+
+def _reject_crashes(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    # google-genai's enum lookup raises AttributeError on some invalid inputs (e.g. a null in a
+    # list of enums) instead of ValueError, which pydantic would turn into a 500; make it a 422.
+    try:
+        return handler(value)
+    except (AttributeError, TypeError, KeyError) as exc:
+        raise ValueError(f"invalid value: {exc}") from exc
+
+
+#: google-genai types as accepted from clients: invalid input is a validation error, always.
+ClientContent = Annotated[types.Content, WrapValidator(_reject_crashes)]
+ClientPart = Annotated[types.Part, WrapValidator(_reject_crashes)]
 
 
 class WireModel(BaseModel):
