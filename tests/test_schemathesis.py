@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
-from schemathesis import checks
 from hypothesis import HealthCheck, settings
+from schemathesis import checks
 
 from tests.live_server import LiveServer
 
