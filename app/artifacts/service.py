@@ -102,10 +102,16 @@ class ArtifactService:
         chunks: AsyncIterable[bytes],
         mime_type: str = DEFAULT_MIME_TYPE,
         custom_metadata: dict[str, Any] | None = None,
+        check_session_first: bool = True,
     ) -> NewArtifactVersion:
-        """Store the bytes and allocate a version; the row commits with the carrying event."""
+        """Store the bytes and allocate a version; the row commits with the carrying event.
+
+        `check_session_first` refuses a missing session before reading a (possibly big) body;
+        callers that already hold the bytes skip that extra read.
+        """
         validate_artifact_name(filename)
-        session_pk = await self._session_pk(scope)
+        if check_session_first:
+            await self._session_pk(scope)
         try:
             blob = await self.blob_store.put_stream(chunks, max_bytes=self.max_artifact_bytes)
         except BlobTooLarge as exc:
@@ -114,7 +120,7 @@ class ArtifactService:
             ) from exc
         except BlobStoreUnavailable as exc:
             raise ServiceUnavailable("The blob store is unreachable.") from exc
-        version = await self._allocate_version(scope, filename, session_pk)
+        version = await self._allocate_version(scope, filename)
         return NewArtifactVersion(
             name=filename,
             version=version,
@@ -142,6 +148,7 @@ class ArtifactService:
             chunks=_single(data),
             mime_type=mime_type,
             custom_metadata=custom_metadata,
+            check_session_first=False,
         )
 
     async def save(
@@ -295,7 +302,15 @@ class ArtifactService:
             await self._require_session(db, scope)
             return list((await db.scalars(query)).all())
 
-    async def _allocate_version(self, scope: ArtifactScope, filename: str, session_pk: int) -> int:
+    async def _allocate_version(self, scope: ArtifactScope, filename: str) -> int:
+        async with self._sessionmaker() as db, db.begin():
+            await db.connection(execution_options=write_options)
+            session_pk = await self._require_session(db, scope)
+            return await self._next_version(db, scope, filename, session_pk)
+
+    async def _next_version(
+        self, db: DbSession, scope: ArtifactScope, filename: str, session_pk: int
+    ) -> int:
         insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
         stmt = insert(StorageArtifactCounter).values(
             app_name=scope.app_name,
@@ -309,9 +324,7 @@ class ArtifactService:
             index_elements=["app_name", "user_id", "session_id", "name"],
             set_={"next_version": StorageArtifactCounter.next_version + 1},
         ).returning(StorageArtifactCounter.next_version)
-        async with self._sessionmaker() as db, db.begin():
-            await db.connection(execution_options=write_options)
-            next_version = (await db.execute(upsert)).scalar_one()
+        next_version = (await db.execute(upsert)).scalar_one()
         return int(next_version) - 1
 
     @staticmethod

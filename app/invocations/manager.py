@@ -181,25 +181,20 @@ class InvocationManager:
             create_time=now,
             lease_expires_at=now + self._settings.lease_seconds,
         )
-        existing = await self.store.insert(row)
+        existing, acquired = await self.store.create(
+            row, acquire=True, ttl=self._settings.lease_seconds
+        )
         if existing is not None:  # lost an Idempotency-Key race to an identical request
             return self._replay(ref, existing, request_hash, session_pk)
-        acquired = False
-        if request.multitask_strategy == "reject":
-            acquired = await self.store.try_acquire(
-                row.id, session_pk, self.replica_id, self._settings.lease_seconds
-            )
-            if not acquired:
-                await self.store.delete(row.id)
-                raise SessionBusy("Another invocation is running on this session.")
+        if not acquired and request.multitask_strategy == "reject":
+            await self.store.delete(row.id)
+            raise SessionBusy("Another invocation is running on this session.")
         run = LocalRun(invocation_id=row.id, session_pk=session_pk, channel=RunChannel())
         self._runs[row.id] = run
         with bind_invocation(row.id):  # the task copies the context: its logs carry the id
             run.task = asyncio.create_task(
                 self._execute(run, ref, runner, request, acquired), name=f"invocation {row.id}"
             )
-        if acquired:
-            row.status = InvocationStatus.RUNNING.value
         return RunHandle(
             ref=ref,
             invocation=to_resource(row),
@@ -285,8 +280,9 @@ class InvocationManager:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
+            final: Invocation | None = None
             try:
-                await asyncio.shield(
+                final = await asyncio.shield(
                     self.store.finish(run.invocation_id, run.session_pk, status, error)
                 )
             except Exception:
@@ -294,7 +290,8 @@ class InvocationManager:
             if held:
                 lease_released()
             invocation_finished(ref.app_name, status.value)
-            final = await self.store.get(ref, run.invocation_id)
+            if final is None:
+                final = await self.store.get(ref, run.invocation_id)
             await run.channel.close(final)
             self._runs.pop(run.invocation_id, None)
 

@@ -65,22 +65,6 @@ class InvocationStore:
             raise SessionNotFound(f"Session {ref.session_id!r} does not exist.")
         return int(pk)
 
-    async def insert(self, row: StorageInvocation) -> StorageInvocation | None:
-        """Insert; on an Idempotency-Key collision return the existing row instead (else None)."""
-        try:
-            async with self._write("insert") as db:
-                db.add(row)
-        except IntegrityError:
-            if row.idempotency_key is None:
-                raise
-            existing = await self.find_by_key(
-                SessionRef(row.app_name, row.user_id, row.session_id), row.idempotency_key
-            )
-            if existing is None:
-                raise
-            return existing
-        return None
-
     async def find_by_key(self, ref: SessionRef, key: str) -> StorageInvocation | None:
         """The invocation created with this Idempotency-Key in this session."""
         async with self._sessionmaker() as db:
@@ -146,50 +130,83 @@ class InvocationStore:
         self, invocation_id: str, session_pk: int, owner: str, ttl: float
     ) -> bool:
         """Take the session's lease for `invocation_id` (first come, first served); mark running."""
+        async with self._write("try_acquire") as db:
+            return await self._acquire(db, invocation_id, session_pk, owner, ttl)
+
+    async def create(
+        self, row: StorageInvocation, *, acquire: bool, ttl: float
+    ) -> tuple[StorageInvocation | None, bool]:
+        """Insert the invocation and, if asked, try to take the lease in the same transaction.
+
+        Returns (the existing invocation on an Idempotency-Key collision, or None; whether the
+        lease was taken). One transaction instead of two on the common path of every run.
+        """
+        try:
+            async with self._write("create") as db:
+                db.add(row)
+                await db.flush()
+                acquired = acquire and await self._acquire(
+                    db, row.id, row.session_pk, row.owner, ttl
+                )
+                if acquired:
+                    row.status = InvocationStatus.RUNNING.value
+                return None, acquired
+        except IntegrityError:
+            if row.idempotency_key is None:
+                raise
+            existing = await self.find_by_key(
+                SessionRef(row.app_name, row.user_id, row.session_id), row.idempotency_key
+            )
+            if existing is None:
+                raise
+            return existing, False
+
+    async def _acquire(
+        self, db: DbSession, invocation_id: str, session_pk: int, owner: str, ttl: float
+    ) -> bool:
         now = time.time()
         insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
-        async with self._write("try_acquire") as db:
-            oldest = await db.scalar(
-                select(StorageInvocation.id)
-                .where(
-                    StorageInvocation.session_pk == session_pk,
-                    StorageInvocation.status == InvocationStatus.QUEUED.value,
-                    StorageInvocation.lease_expires_at > now,
-                )
-                .order_by(StorageInvocation.create_time, StorageInvocation.id)
-                .limit(1)
+        oldest = await db.scalar(
+            select(StorageInvocation.id)
+            .where(
+                StorageInvocation.session_pk == session_pk,
+                StorageInvocation.status == InvocationStatus.QUEUED.value,
+                StorageInvocation.lease_expires_at > now,
             )
-            if oldest is not None and oldest != invocation_id:
-                return False
-            stmt = insert(StorageSessionLease).values(
-                session_pk=session_pk,
-                invocation_id=invocation_id,
+            .order_by(StorageInvocation.create_time, StorageInvocation.id)
+            .limit(1)
+        )
+        if oldest is not None and oldest != invocation_id:
+            return False
+        stmt = insert(StorageSessionLease).values(
+            session_pk=session_pk,
+            invocation_id=invocation_id,
+            owner=owner,
+            expires_at=now + ttl,
+        )
+        upsert = stmt.on_conflict_do_update(
+            index_elements=["session_pk"],
+            set_={
+                "invocation_id": stmt.excluded.invocation_id,
+                "owner": stmt.excluded.owner,
+                "expires_at": stmt.excluded.expires_at,
+            },
+            where=StorageSessionLease.expires_at < now,
+        ).returning(StorageSessionLease.invocation_id)
+        holder = (await db.execute(upsert)).scalar_one_or_none()
+        if holder != invocation_id:
+            return False
+        await db.execute(
+            update(StorageInvocation)
+            .where(StorageInvocation.id == invocation_id)
+            .values(
+                status=InvocationStatus.RUNNING.value,
+                start_time=now,
                 owner=owner,
-                expires_at=now + ttl,
+                lease_expires_at=now + ttl,
             )
-            upsert = stmt.on_conflict_do_update(
-                index_elements=["session_pk"],
-                set_={
-                    "invocation_id": stmt.excluded.invocation_id,
-                    "owner": stmt.excluded.owner,
-                    "expires_at": stmt.excluded.expires_at,
-                },
-                where=StorageSessionLease.expires_at < now,
-            ).returning(StorageSessionLease.invocation_id)
-            holder = (await db.execute(upsert)).scalar_one_or_none()
-            if holder != invocation_id:
-                return False
-            await db.execute(
-                update(StorageInvocation)
-                .where(StorageInvocation.id == invocation_id)
-                .values(
-                    status=InvocationStatus.RUNNING.value,
-                    start_time=now,
-                    owner=owner,
-                    lease_expires_at=now + ttl,
-                )
-            )
-            return True
+        )
+        return True
 
     async def heartbeat(self, invocation_id: str, session_pk: int | None, ttl: float) -> bool:
         """Extend the invocation's (and its session lease's) expiry; return cancel_requested."""
@@ -222,20 +239,24 @@ class InvocationStore:
         session_pk: int,
         status: InvocationStatus,
         error: dict[str, Any] | None = None,
-    ) -> None:
-        """Record the outcome and release the session lease."""
+    ) -> Invocation | None:
+        """Record the outcome, release the session lease; the final resource (None if gone)."""
         async with self._write("finish") as db:
-            await db.execute(
-                update(StorageInvocation)
-                .where(StorageInvocation.id == invocation_id)
-                .values(status=status.value, error=error, end_time=time.time())
-            )
+            row = (
+                await db.scalars(
+                    update(StorageInvocation)
+                    .where(StorageInvocation.id == invocation_id)
+                    .values(status=status.value, error=error, end_time=time.time())
+                    .returning(StorageInvocation)
+                )
+            ).one_or_none()
             await db.execute(
                 delete(StorageSessionLease).where(
                     StorageSessionLease.session_pk == session_pk,
                     StorageSessionLease.invocation_id == invocation_id,
                 )
             )
+            return to_resource(row) if row is not None else None
 
     async def request_cancel(self, ref: SessionRef, invocation_id: str) -> Invocation:
         """Flag the invocation for cancellation (its owner acts on it)."""
