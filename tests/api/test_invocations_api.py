@@ -21,13 +21,13 @@ QUESTION = {"role": "user", "parts": [{"text": "What is the capital of France?"}
 def client(
     api_settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[TestClient]:
-    """An app with the test apps, a 1 s invocation limit and at most 3 model calls."""
+    """An app with the test apps, a 2.5 s invocation limit and at most 3 model calls."""
     monkeypatch.setenv("AGENTD_TEST_GATES", str(tmp_path / "gates"))
     (tmp_path / "gates").mkdir()
     settings = api_settings.model_copy(
         update={
             "agents_dir": build_agents_dir(tmp_path / "agents"),
-            "max_invocation_seconds": 1.0,
+            "max_invocation_seconds": 2.5,
             "max_llm_calls": 3,
         }
     )
