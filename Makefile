@@ -29,6 +29,7 @@ bench-artifacts: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.compare --postgres
+	$(BIN)/python -m bench.pages
 
 bench-load: $(STAMP)
 	$(BIN)/python -m bench.load --db both

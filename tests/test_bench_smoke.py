@@ -2,7 +2,7 @@
 
 import argparse
 
-from bench import compare
+from bench import compare, pages
 from bench.artifact_rss import run
 from bench.load import run as load_run
 
@@ -27,3 +27,9 @@ def test_compare_benchmark_runs_the_agentd_side_and_prints_the_table() -> None:
     assert figures["same_session_8"]["status_codes"] == {"200": 8}
     rendered = compare.table({"agentd": figures})
     assert "| run_c16 | req_per_s |" in rendered
+
+
+def test_pages_benchmark_measures_both_sessions() -> None:
+    figures = pages.run(small=3, large=12, repeats=2)
+    assert set(figures) == {"small_3_events", "large_12_events"}
+    assert figures["large_12_events"]["last_page"]["p50_ms"] > 0
