@@ -94,3 +94,8 @@ def require_app(app_name: AppNamePath, registry: RegistryDep, principal: Princip
 
 
 KnownApp = Annotated[AppInfo, Depends(require_app)]
+
+
+def clamp_page_size(requested: int | None, settings: Settings) -> int:
+    """The page size to use: the requested one (default if absent), capped by the settings."""
+    return min(requested or settings.default_page_size, settings.max_page_size)

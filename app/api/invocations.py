@@ -18,6 +18,7 @@ from app.api.deps import (
     SessionIdPath,
     SettingsDep,
     UserIdPath,
+    clamp_page_size,
 )
 from app.api.streaming import invocation_frames
 from app.errors import InvalidRequest, StoredProblem
@@ -124,7 +125,7 @@ async def list_invocations(
 ) -> InvocationPage:
     """A page of invocations with their status."""
     await manager.store.session_pk(ref)
-    size = min(page_size or settings.default_page_size, settings.max_page_size)
+    size = clamp_page_size(page_size, settings)
     invocations, token = await manager.store.list_page(ref, page_size=size, page_token=page_token)
     return InvocationPage(invocations=invocations, next_page_token=token)
 

@@ -18,6 +18,7 @@ from app.api.deps import (
     SessionServiceDep,
     SettingsDep,
     UserIdPath,
+    clamp_page_size,
 )
 from app.api.schemas import CreateSessionRequest, EventPageResponse, UpdateSessionRequest
 from app.errors import InvalidRequest, SessionNotFound
@@ -41,10 +42,6 @@ def _parse_if_match(value: str | None) -> int | None:
     if not tag.isdigit() or int(tag) > MAX_SEQ:
         raise InvalidRequest("If-Match must be an ETag this server issued for the session.")
     return int(tag)
-
-
-def _page_size(requested: int | None, settings: SettingsDep) -> int:
-    return min(requested or settings.default_page_size, settings.max_page_size)
 
 
 @router.post(
@@ -122,7 +119,7 @@ async def list_sessions(
     page = await sessions.list_sessions(
         app_name=app.name,
         user_id=user_id,
-        page_size=_page_size(page_size, settings),
+        page_size=clamp_page_size(page_size, settings),
         page_token=page_token,
     )
     if page.next_page_token:
@@ -243,7 +240,7 @@ async def list_session_events(
         user_id=user_id,
         session_id=session_id,
         after_seq=after_seq,
-        page_size=_page_size(page_size, settings),
+        page_size=clamp_page_size(page_size, settings),
         page_token=page_token,
         descending=order == "desc",
     )

@@ -383,7 +383,3 @@ class InvocationManager:
         if handle.channel is not None and handle.channel.closed:
             return handle.channel.persisted()
         return await self.store.events(handle.session_pk, handle.invocation.id, 0)
-
-    def is_local(self, invocation_id: str) -> bool:
-        """Whether the invocation runs in this process."""
-        return invocation_id in self._runs

@@ -74,11 +74,6 @@ class InvocationStore:
                 )
             )
 
-    async def get_row(self, invocation_id: str) -> StorageInvocation | None:
-        """An invocation row by id."""
-        async with self._sessionmaker() as db:
-            return await db.get(StorageInvocation, invocation_id)
-
     async def get(self, ref: SessionRef, invocation_id: str) -> Invocation:
         """The invocation as a resource, or InvocationNotFound (also for another session's)."""
         async with self._sessionmaker() as db:

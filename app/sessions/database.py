@@ -11,11 +11,11 @@ writers of different `app:`/`user:` keys never lose each other's write. Reads ru
 
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from sqlalchemy import Select, delete, func, select, update
+from sqlalchemy import Select, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -157,24 +157,20 @@ class DatabaseSessionService(BaseSessionService):
         self, app_name: str, user_id: str, session_id: str
     ) -> Session | None:
         """Whole-history read (what the Runner does each turn) that parses only new events."""
-        async with self._read() as db:
-            row = await self._session_row(db, app_name, user_id, session_id)
-            if row is None:
-                return None
-            key = (row.pk, row.create_time)
-            cached = self._history.get(key, row.last_seq)
-            start = cached[-1].seq or 0 if cached else 0
-            query = (
-                select(StorageEvent.seq, StorageEvent.event)
-                .where(StorageEvent.session_pk == row.pk, StorageEvent.seq > start)
-                .order_by(StorageEvent.seq.desc())
-                .limit(self._max_session_events)
-            )
-            rows = (await db.execute(query)).all()
-            app_state, user_state = await self._shared_state(db, app_name, user_id)
-        new = [Event.from_stored(seq, data) for seq, data in reversed(rows)]
+        cached: list[Event] | None = None
+
+        def after_cached(row: StorageSession) -> int:
+            nonlocal cached
+            cached = self._history.get((row.pk, row.create_time), row.last_seq)
+            return (cached[-1].seq or 0) if cached else 0
+
+        loaded = await self._load(app_name, user_id, session_id, None, after_seq_of=after_cached)
+        if loaded is None:
+            return None
+        row, rows, app_state, user_state = loaded
+        new = [Event.from_stored(seq, data) for seq, data in rows]
         events = [*(cached or []), *new][-self._max_session_events :]
-        self._history.put(key, events)
+        self._history.put((row.pk, row.create_time), events)
         return _to_session(row, app_state, user_state, list(events))
 
     async def get_session_json(
@@ -206,6 +202,8 @@ class DatabaseSessionService(BaseSessionService):
         user_id: str,
         session_id: str,
         config: GetSessionConfig | None,
+        *,
+        after_seq_of: Callable[[StorageSession], int] | None = None,
     ) -> (
         tuple[StorageSession, list[tuple[int, dict[str, Any]]], dict[str, Any], dict[str, Any]]
         | None
@@ -221,8 +219,9 @@ class DatabaseSessionService(BaseSessionService):
             query = select(StorageEvent.seq, StorageEvent.event).where(
                 StorageEvent.session_pk == row.pk
             )
-            if config.after_seq is not None:
-                query = query.where(StorageEvent.seq > config.after_seq)
+            after_seq = after_seq_of(row) if after_seq_of else config.after_seq
+            if after_seq is not None:
+                query = query.where(StorageEvent.seq > after_seq)
             query = query.order_by(StorageEvent.seq.desc()).limit(limit)
             rows = [tuple(r) for r in (await db.execute(query)).all()] if limit > 0 else []
             app_state, user_state = await self._shared_state(db, app_name, user_id)
@@ -463,19 +462,6 @@ class DatabaseSessionService(BaseSessionService):
                     index_elements=["app_name", "user_id", "key"],
                     set_={"value": stmt.excluded.value, "update_time": stmt.excluded.update_time},
                 )
-            )
-
-    async def count_events(self, *, app_name: str, user_id: str, session_id: str) -> int:
-        """How many events the session has (0 if it does not exist)."""
-        async with self._read() as db:
-            return int(
-                await db.scalar(
-                    select(func.count())
-                    .select_from(StorageEvent)
-                    .join(StorageSession, StorageSession.pk == StorageEvent.session_pk)
-                    .where(*_session_key(app_name, user_id, session_id))
-                )
-                or 0
             )
 
 
