@@ -12,17 +12,23 @@ Reads go straight to the version rows: they are the single source of truth for w
 """
 
 import time
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from google.genai import types
-from sqlalchemy import Select, delete, exists, select
+from sqlalchemy import Select, Table, bindparam, delete, exists, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.artifacts.blobstore import BlobNotFound, BlobStore, BlobStoreUnavailable, BlobTooLarge
+from app.artifacts.blobstore import (
+    BlobInfo,
+    BlobNotFound,
+    BlobStore,
+    BlobStoreUnavailable,
+    BlobTooLarge,
+)
 from app.artifacts.models import ArtifactVersion, is_user_scoped, validate_artifact_name
 from app.db.engine import DbSession, create_sessionmaker, write_options
 from app.db.tables import StorageArtifactCounter, StorageArtifactVersion, StorageSession
@@ -68,10 +74,6 @@ class ArtifactContent:
     blob_key: str
 
 
-async def _single(data: bytes) -> AsyncIterator[bytes]:
-    yield data
-
-
 def part_bytes(part: types.Part) -> tuple[bytes, str]:
     """The bytes and mime type a Part stores: inline data, or text as UTF-8."""
     if part.inline_data is not None and part.inline_data.data is not None:
@@ -81,6 +83,28 @@ def part_bytes(part: types.Part) -> tuple[bytes, str]:
     raise InvalidArtifact("An artifact Part needs inlineData or text.")
 
 
+_sessions = cast(Table, StorageSession.__table__)
+_counters = cast(Table, StorageArtifactCounter.__table__)
+_SESSION_PK = select(_sessions.c.pk).where(
+    _sessions.c.app_name == bindparam("k_app"),
+    _sessions.c.user_id == bindparam("k_user"),
+    _sessions.c.id == bindparam("k_id"),
+)
+
+
+def _next_version_upsert(dialect: str) -> Any:
+    """Counter row upsert returning the next free version (executed with the row's values)."""
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    return (
+        insert(_counters)
+        .on_conflict_do_update(
+            index_elements=["app_name", "user_id", "session_id", "name"],
+            set_={"next_version": _counters.c.next_version + 1},
+        )
+        .returning(_counters.c.next_version)
+    )
+
+
 class ArtifactService:
     """Artifact versions in the database, bytes in a BlobStore."""
 
@@ -88,7 +112,9 @@ class ArtifactService:
         self, db_engine: AsyncEngine, blob_store: BlobStore, *, max_artifact_bytes: int
     ) -> None:
         self._sessionmaker = create_sessionmaker(db_engine)
+        self._write_engine = db_engine.execution_options(**write_options)
         self._dialect = db_engine.dialect.name
+        self._next_version = _next_version_upsert(self._dialect)
         self.blob_store = blob_store
         self.max_artifact_bytes = max_artifact_bytes
 
@@ -102,24 +128,53 @@ class ArtifactService:
         chunks: AsyncIterable[bytes],
         mime_type: str = DEFAULT_MIME_TYPE,
         custom_metadata: dict[str, Any] | None = None,
-        check_session_first: bool = True,
     ) -> NewArtifactVersion:
-        """Store the bytes and allocate a version; the row commits with the carrying event.
+        """Store a streamed body and allocate a version; the row commits with the carrying event.
 
-        `check_session_first` refuses a missing session before reading a (possibly big) body;
-        callers that already hold the bytes skip that extra read.
+        The session is checked first, so a missing one is refused before a (possibly big) body
+        is read.
         """
         validate_artifact_name(filename)
-        if check_session_first:
-            await self._session_pk(scope)
+        await self._session_pk(scope)
+        blob = await self._put(
+            self.blob_store.put_stream(chunks, max_bytes=self.max_artifact_bytes)
+        )
+        return await self._staged(scope, filename, blob, mime_type, custom_metadata)
+
+    async def stage_part(
+        self,
+        scope: ArtifactScope,
+        *,
+        filename: str,
+        artifact: types.Part,
+        custom_metadata: dict[str, Any] | None = None,
+    ) -> NewArtifactVersion:
+        """`stage` for a google-genai Part (inline data or text): the bytes are already in hand."""
+        validate_artifact_name(filename)
+        data, mime_type = part_bytes(artifact)
+        if len(data) > self.max_artifact_bytes:
+            raise ArtifactTooLarge(f"Artifacts are limited to {self.max_artifact_bytes} bytes.")
+        blob = await self._put(self.blob_store.put_bytes(data))
+        return await self._staged(scope, filename, blob, mime_type, custom_metadata)
+
+    async def _put(self, storing: Awaitable[BlobInfo]) -> BlobInfo:
         try:
-            blob = await self.blob_store.put_stream(chunks, max_bytes=self.max_artifact_bytes)
+            return await storing
         except BlobTooLarge as exc:
             raise ArtifactTooLarge(
                 f"Artifacts are limited to {self.max_artifact_bytes} bytes."
             ) from exc
         except BlobStoreUnavailable as exc:
             raise ServiceUnavailable("The blob store is unreachable.") from exc
+
+    async def _staged(
+        self,
+        scope: ArtifactScope,
+        filename: str,
+        blob: BlobInfo,
+        mime_type: str,
+        custom_metadata: dict[str, Any] | None,
+    ) -> NewArtifactVersion:
         version = await self._allocate_version(scope, filename)
         return NewArtifactVersion(
             name=filename,
@@ -130,25 +185,6 @@ class ArtifactService:
             blob_key=blob.key,
             custom_metadata=dict(custom_metadata or {}),
             create_time=time.time(),
-        )
-
-    async def stage_part(
-        self,
-        scope: ArtifactScope,
-        *,
-        filename: str,
-        artifact: types.Part,
-        custom_metadata: dict[str, Any] | None = None,
-    ) -> NewArtifactVersion:
-        """`stage` for a google-genai Part (inline data or text)."""
-        data, mime_type = part_bytes(artifact)
-        return await self.stage(
-            scope,
-            filename=filename,
-            chunks=_single(data),
-            mime_type=mime_type,
-            custom_metadata=custom_metadata,
-            check_session_first=False,
         )
 
     async def save(
@@ -303,28 +339,26 @@ class ArtifactService:
             return list((await db.scalars(query)).all())
 
     async def _allocate_version(self, scope: ArtifactScope, filename: str) -> int:
-        async with self._sessionmaker() as db, db.begin():
-            await db.connection(execution_options=write_options)
-            session_pk = await self._require_session(db, scope)
-            return await self._next_version(db, scope, filename, session_pk)
-
-    async def _next_version(
-        self, db: DbSession, scope: ArtifactScope, filename: str, session_pk: int
-    ) -> int:
-        insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
-        stmt = insert(StorageArtifactCounter).values(
-            app_name=scope.app_name,
-            user_id=scope.user_id,
-            session_id=scope.scope_id(filename),
-            name=filename,
-            session_pk=None if is_user_scoped(filename) else session_pk,
-            next_version=1,
-        )
-        upsert = stmt.on_conflict_do_update(
-            index_elements=["app_name", "user_id", "session_id", "name"],
-            set_={"next_version": StorageArtifactCounter.next_version + 1},
-        ).returning(StorageArtifactCounter.next_version)
-        next_version = (await db.execute(upsert)).scalar_one()
+        # Core statements built once (see app.sessions.database): this runs in every turn whose
+        # tool saves an artifact.
+        async with self._write_engine.begin() as db:
+            session_pk = await db.scalar(
+                _SESSION_PK,
+                {"k_app": scope.app_name, "k_user": scope.user_id, "k_id": scope.session_id},
+            )
+            if session_pk is None:
+                raise SessionNotFound(f"Session {scope.session_id!r} does not exist.")
+            next_version = await db.scalar(
+                self._next_version,
+                {
+                    "app_name": scope.app_name,
+                    "user_id": scope.user_id,
+                    "session_id": scope.scope_id(filename),
+                    "name": filename,
+                    "session_pk": None if is_user_scoped(filename) else session_pk,
+                    "next_version": 1,
+                },
+            )
         return int(next_version) - 1
 
     @staticmethod

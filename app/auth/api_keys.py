@@ -10,8 +10,9 @@ import hmac
 import secrets
 import time
 from dataclasses import dataclass
+from typing import cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.auth.principal import Principal
@@ -19,6 +20,9 @@ from app.db.engine import create_sessionmaker, write_options
 from app.db.tables import StorageApiKey
 
 PREFIX = "agentd"
+
+_keys = cast(Table, StorageApiKey.__table__)
+_KEY_BY_ID = select(_keys).where(_keys.c.id == bindparam("k_id"))
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class ApiKeyService:
     """Create, list, revoke and verify API keys."""
 
     def __init__(self, db_engine: AsyncEngine) -> None:
+        self._db_engine = db_engine
         self._sessionmaker = create_sessionmaker(db_engine)
 
     async def create(
@@ -89,8 +94,10 @@ class ApiKeyService:
         key_id, _, secret = rest.partition("_")
         if prefix != PREFIX or not key_id or not secret or len(token) > 256:
             return None
-        async with self._sessionmaker() as db:
-            row = await db.get(StorageApiKey, key_id)
+        # Every request of an authenticated deployment passes here: one prebuilt Core statement on
+        # a plain connection, no ORM identity map.
+        async with self._db_engine.connect() as db:
+            row = (await db.execute(_KEY_BY_ID, {"k_id": key_id})).one_or_none()
         if row is None or row.revoke_time is not None:
             return None
         if not hmac.compare_digest(row.secret_sha256, _digest(secret)):

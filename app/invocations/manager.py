@@ -154,13 +154,14 @@ class InvocationManager:
         invocation_id: str | None = None,
     ) -> RunHandle:
         """Create the invocation and start running it (or return the one the key names)."""
-        session_pk = await self.store.session_pk(ref)
         runner = self._runner(ref.app_name)
         body = request.model_dump(mode="json", by_alias=True, exclude_none=True)
         request_hash = hashlib.sha256(
             json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
         ).hexdigest()
+        session_pk: int | None = None  # looked up inside the create transaction
         if idempotency_key is not None:
+            session_pk = await self.store.session_pk(ref)
             existing = await self.store.find_by_key(ref, idempotency_key)
             if existing is not None:
                 return self._replay(ref, existing, request_hash, session_pk)
@@ -184,6 +185,7 @@ class InvocationManager:
         existing, acquired = await self.store.create(
             row, acquire=True, ttl=self._settings.lease_seconds
         )
+        session_pk = row.session_pk
         if existing is not None:  # lost an Idempotency-Key race to an identical request
             return self._replay(ref, existing, request_hash, session_pk)
         if not acquired and request.multitask_strategy == "reject":

@@ -10,12 +10,12 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy import Row, Table, and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.db.engine import DbSession, create_sessionmaker, write_options
 from app.db.tables import StorageEvent, StorageInvocation, StorageSession, StorageSessionLease
@@ -37,12 +37,71 @@ class SessionRef:
     session_id: str
 
 
+_invocations = cast(Table, StorageInvocation.__table__)
+_leases = cast(Table, StorageSessionLease.__table__)
+_sessions = cast(Table, StorageSession.__table__)
+
+# The statements of every run (create, acquire, finish) are built once; SQLAlchemy then reuses
+# their compiled form instead of rebuilding and re-keying them per call.
+_SESSION_PK = select(_sessions.c.pk).where(
+    _sessions.c.app_name == bindparam("k_app"),
+    _sessions.c.user_id == bindparam("k_user"),
+    _sessions.c.id == bindparam("k_id"),
+)
+_INSERT_INVOCATION = insert(_invocations)
+_OLDEST_QUEUED = (
+    select(_invocations.c.id)
+    .where(
+        _invocations.c.session_pk == bindparam("k_pk"),
+        _invocations.c.status == InvocationStatus.QUEUED.value,
+        _invocations.c.lease_expires_at > bindparam("k_now"),
+    )
+    .order_by(_invocations.c.create_time, _invocations.c.id)
+    .limit(1)
+)
+_MARK_RUNNING = (
+    update(_invocations)
+    .where(_invocations.c.id == bindparam("k_id"))
+    .values(
+        status=InvocationStatus.RUNNING.value,
+        start_time=bindparam("v_now"),
+        owner=bindparam("v_owner"),
+        lease_expires_at=bindparam("v_expires"),
+    )
+)
+_FINISH = (
+    update(_invocations)
+    .where(_invocations.c.id == bindparam("k_id"))
+    .values(status=bindparam("v_status"), error=bindparam("v_error"), end_time=bindparam("v_now"))
+    .returning(*_invocations.c)
+)
+_RELEASE = delete(_leases).where(
+    _leases.c.session_pk == bindparam("k_pk"), _leases.c.invocation_id == bindparam("k_id")
+)
+
+
+def _lease_upsert(dialect: str) -> Any:
+    """Insert the session's lease, or take it over only if it expired; returns the holder."""
+    stmt = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_leases)
+    return stmt.on_conflict_do_update(
+        index_elements=["session_pk"],
+        set_={
+            "invocation_id": stmt.excluded.invocation_id,
+            "owner": stmt.excluded.owner,
+            "expires_at": stmt.excluded.expires_at,
+        },
+        where=_leases.c.expires_at < bindparam("k_now"),
+    ).returning(_leases.c.invocation_id)
+
+
 class InvocationStore:
     """Invocation rows and session leases."""
 
     def __init__(self, db_engine: AsyncEngine) -> None:
         self._sessionmaker = create_sessionmaker(db_engine)
+        self._write_engine = db_engine.execution_options(**write_options)
         self._dialect = db_engine.dialect.name
+        self._lease_upsert = _lease_upsert(self._dialect)
 
     @asynccontextmanager
     async def _write(self, operation: str) -> AsyncIterator[DbSession]:
@@ -125,27 +184,40 @@ class InvocationStore:
         self, invocation_id: str, session_pk: int, owner: str, ttl: float
     ) -> bool:
         """Take the session's lease for `invocation_id` (first come, first served); mark running."""
-        async with self._write("try_acquire") as db:
-            return await self._acquire(db, invocation_id, session_pk, owner, ttl)
+        with time_transaction("try_acquire"):
+            async with self._write_engine.begin() as db:
+                return await self._acquire(db, invocation_id, session_pk, owner, ttl)
 
     async def create(
         self, row: StorageInvocation, *, acquire: bool, ttl: float
     ) -> tuple[StorageInvocation | None, bool]:
         """Insert the invocation and, if asked, try to take the lease in the same transaction.
 
-        Returns (the existing invocation on an Idempotency-Key collision, or None; whether the
-        lease was taken). One transaction instead of two on the common path of every run.
+        `row.session_pk` may be None: the session is then looked up in the same transaction
+        (SessionNotFound if it is gone) and filled in. Returns (the existing invocation on an
+        Idempotency-Key collision, or None; whether the lease was taken). One transaction on the
+        common path of every run.
         """
         try:
-            async with self._write("create") as db:
-                db.add(row)
-                await db.flush()
-                acquired = acquire and await self._acquire(
-                    db, row.id, row.session_pk, row.owner, ttl
-                )
-                if acquired:
-                    row.status = InvocationStatus.RUNNING.value
-                return None, acquired
+            with time_transaction("create"):
+                async with self._write_engine.begin() as db:
+                    if row.session_pk is None:
+                        pk = await db.scalar(
+                            _SESSION_PK,
+                            {"k_app": row.app_name, "k_user": row.user_id, "k_id": row.session_id},
+                        )
+                        if pk is None:
+                            raise SessionNotFound(f"Session {row.session_id!r} does not exist.")
+                        row.session_pk = int(pk)
+                    await db.execute(
+                        _INSERT_INVOCATION, {c.key: getattr(row, c.key) for c in _invocations.c}
+                    )
+                    acquired = acquire and await self._acquire(
+                        db, row.id, row.session_pk, row.owner, ttl
+                    )
+            if acquired:
+                row.status = InvocationStatus.RUNNING.value
+            return None, acquired
         except IntegrityError:
             if row.idempotency_key is None:
                 raise
@@ -157,49 +229,29 @@ class InvocationStore:
             return existing, False
 
     async def _acquire(
-        self, db: DbSession, invocation_id: str, session_pk: int, owner: str, ttl: float
+        self, db: AsyncConnection, invocation_id: str, session_pk: int, owner: str, ttl: float
     ) -> bool:
         now = time.time()
-        insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
-        oldest = await db.scalar(
-            select(StorageInvocation.id)
-            .where(
-                StorageInvocation.session_pk == session_pk,
-                StorageInvocation.status == InvocationStatus.QUEUED.value,
-                StorageInvocation.lease_expires_at > now,
-            )
-            .order_by(StorageInvocation.create_time, StorageInvocation.id)
-            .limit(1)
-        )
+        oldest = await db.scalar(_OLDEST_QUEUED, {"k_pk": session_pk, "k_now": now})
         if oldest is not None and oldest != invocation_id:
             return False
-        stmt = insert(StorageSessionLease).values(
-            session_pk=session_pk,
-            invocation_id=invocation_id,
-            owner=owner,
-            expires_at=now + ttl,
-        )
-        upsert = stmt.on_conflict_do_update(
-            index_elements=["session_pk"],
-            set_={
-                "invocation_id": stmt.excluded.invocation_id,
-                "owner": stmt.excluded.owner,
-                "expires_at": stmt.excluded.expires_at,
-            },
-            where=StorageSessionLease.expires_at < now,
-        ).returning(StorageSessionLease.invocation_id)
-        holder = (await db.execute(upsert)).scalar_one_or_none()
+        holder = (
+            await db.execute(
+                self._lease_upsert,
+                {
+                    "session_pk": session_pk,
+                    "invocation_id": invocation_id,
+                    "owner": owner,
+                    "expires_at": now + ttl,
+                    "k_now": now,
+                },
+            )
+        ).scalar_one_or_none()
         if holder != invocation_id:
             return False
         await db.execute(
-            update(StorageInvocation)
-            .where(StorageInvocation.id == invocation_id)
-            .values(
-                status=InvocationStatus.RUNNING.value,
-                start_time=now,
-                owner=owner,
-                lease_expires_at=now + ttl,
-            )
+            _MARK_RUNNING,
+            {"k_id": invocation_id, "v_now": now, "v_owner": owner, "v_expires": now + ttl},
         )
         return True
 
@@ -236,22 +288,21 @@ class InvocationStore:
         error: dict[str, Any] | None = None,
     ) -> Invocation | None:
         """Record the outcome, release the session lease; the final resource (None if gone)."""
-        async with self._write("finish") as db:
-            row = (
-                await db.scalars(
-                    update(StorageInvocation)
-                    .where(StorageInvocation.id == invocation_id)
-                    .values(status=status.value, error=error, end_time=time.time())
-                    .returning(StorageInvocation)
-                )
-            ).one_or_none()
-            await db.execute(
-                delete(StorageSessionLease).where(
-                    StorageSessionLease.session_pk == session_pk,
-                    StorageSessionLease.invocation_id == invocation_id,
-                )
-            )
-            return to_resource(row) if row is not None else None
+        with time_transaction("finish"):
+            async with self._write_engine.begin() as db:
+                row = (
+                    await db.execute(
+                        _FINISH,
+                        {
+                            "k_id": invocation_id,
+                            "v_status": status.value,
+                            "v_error": error,
+                            "v_now": time.time(),
+                        },
+                    )
+                ).one_or_none()
+                await db.execute(_RELEASE, {"k_pk": session_pk, "k_id": invocation_id})
+        return to_resource(row) if row is not None else None
 
     async def request_cancel(self, ref: SessionRef, invocation_id: str) -> Invocation:
         """Flag the invocation for cancellation (its owner acts on it)."""
@@ -312,7 +363,7 @@ def _ref_filter(ref: SessionRef) -> tuple[Any, ...]:
     )
 
 
-def to_resource(row: StorageInvocation) -> Invocation:
+def to_resource(row: StorageInvocation | Row[Any]) -> Invocation:
     """The API view of a row."""
     return Invocation(
         id=row.id,

@@ -13,14 +13,14 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Select, delete, select, update
+from sqlalchemy import Row, Select, Table, bindparam, delete, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.db.engine import DbSession, create_sessionmaker, write_options
+from app.db.engine import write_options
 from app.db.tables import (
     StorageAppState,
     StorageArtifactVersion,
@@ -56,6 +56,65 @@ from app.sessions.history_cache import HistoryCache
 from app.sessions.models import Event, Session
 from app.sessions.state import merge_state, split_delta
 
+_sessions = cast(Table, StorageSession.__table__)
+_events = cast(Table, StorageEvent.__table__)
+_app_states = cast(Table, StorageAppState.__table__)
+_user_states = cast(Table, StorageUserState.__table__)
+
+
+def _by_key(table: Any = _sessions) -> tuple[Any, ...]:
+    return (
+        table.c.app_name == bindparam("k_app"),
+        table.c.user_id == bindparam("k_user"),
+        table.c.id == bindparam("k_id"),
+    )
+
+
+# Built once: SQLAlchemy caches the compiled form of a statement object, so the hot path pays
+# neither construction nor cache-key generation per call.
+_SESSION_ROW = select(_sessions).where(*_by_key())
+_CLAIM_SEQ = (
+    update(_sessions)
+    .where(*_by_key(), _sessions.c.last_seq == bindparam("k_expected"))
+    .values(last_seq=bindparam("v_seq"), update_time=bindparam("v_now"))
+    .returning(_sessions.c.pk, _sessions.c.state, _sessions.c.create_time)
+)
+_SET_STATE = (
+    update(_sessions).where(_sessions.c.pk == bindparam("k_pk")).values(state=bindparam("v_state"))
+)
+_LAST_SEQ = select(_sessions.c.last_seq).where(*_by_key())
+_INSERT_EVENT = insert(_events)
+_APP_STATE = select(_app_states.c.key, _app_states.c.value).where(
+    _app_states.c.app_name == bindparam("k_app")
+)
+_USER_STATE = select(_user_states.c.key, _user_states.c.value).where(
+    _user_states.c.app_name == bindparam("k_app"), _user_states.c.user_id == bindparam("k_user")
+)
+
+
+def _key(app_name: str, user_id: str, session_id: str) -> dict[str, Any]:
+    return {"k_app": app_name, "k_user": user_id, "k_id": session_id}
+
+
+def _upserts(dialect: str) -> tuple[Any, Any]:
+    """Per-key upserts of `app:` and `user:` state (executemany over the delta's keys)."""
+    insert_for = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    app_stmt = insert_for(_app_states)
+    user_stmt = insert_for(_user_states)
+    return (
+        app_stmt.on_conflict_do_update(
+            index_elements=["app_name", "key"],
+            set_={"value": app_stmt.excluded.value, "update_time": app_stmt.excluded.update_time},
+        ),
+        user_stmt.on_conflict_do_update(
+            index_elements=["app_name", "user_id", "key"],
+            set_={
+                "value": user_stmt.excluded.value,
+                "update_time": user_stmt.excluded.update_time,
+            },
+        ),
+    )
+
 
 class DatabaseSessionService(BaseSessionService):
     """Sessions, events and scoped state in a relational database."""
@@ -69,24 +128,28 @@ class DatabaseSessionService(BaseSessionService):
         history_cache_events: int = 20_000,
     ) -> None:
         self._db_engine = db_engine
-        self._sessionmaker = create_sessionmaker(db_engine)
+        self._write_engine = db_engine.execution_options(**write_options)
         self._max_session_events = max_session_events
         self._limits = limits or StorageLimits()
         self._history = HistoryCache(history_cache_events)
         self._dialect = db_engine.dialect.name
+        self._upsert_app_state, self._upsert_user_state = _upserts(self._dialect)
+
+    # Core statements on connections, not ORM sessions: these are the hot path of every turn,
+    # and the ORM's unit-of-work bookkeeping cost more CPU than the statements themselves.
 
     @asynccontextmanager
-    async def _read(self) -> AsyncIterator[DbSession]:
-        async with self._sessionmaker() as db:
-            options = {"isolation_level": "REPEATABLE READ"} if self._dialect != "sqlite" else {}
-            await db.connection(execution_options=options)
-            yield db
+    async def _read(self) -> AsyncIterator[AsyncConnection]:
+        async with self._db_engine.connect() as db:
+            if self._dialect != "sqlite":
+                await db.execution_options(isolation_level="REPEATABLE READ")
+            async with db.begin():
+                yield db
 
     @asynccontextmanager
-    async def _write(self, operation: str) -> AsyncIterator[DbSession]:
+    async def _write(self, operation: str) -> AsyncIterator[AsyncConnection]:
         with time_transaction(operation):
-            async with self._sessionmaker() as db, db.begin():
-                await db.connection(execution_options=write_options)
+            async with self._write_engine.begin() as db:
                 yield db
 
     # -- sessions -------------------------------------------------------------------------
@@ -108,8 +171,8 @@ class DatabaseSessionService(BaseSessionService):
         now = time.time()
         try:
             async with self._write("create_session") as db:
-                db.add(
-                    StorageSession(
+                await db.execute(
+                    insert(StorageSession).values(
                         app_name=app_name,
                         user_id=user_id,
                         id=session_id,
@@ -119,7 +182,6 @@ class DatabaseSessionService(BaseSessionService):
                         update_time=now,
                     )
                 )
-                await db.flush()
                 await self._upsert_shared_state(db, app_name, user_id, scoped.app, scoped.user, now)
                 app_state, user_state = await self._shared_state(db, app_name, user_id)
         except IntegrityError as exc:
@@ -159,7 +221,7 @@ class DatabaseSessionService(BaseSessionService):
         """Whole-history read (what the Runner does each turn) that parses only new events."""
         cached: list[Event] | None = None
 
-        def after_cached(row: StorageSession) -> int:
+        def after_cached(row: Row[Any]) -> int:
             nonlocal cached
             cached = self._history.get((row.pk, row.create_time), row.last_seq)
             return (cached[-1].seq or 0) if cached else 0
@@ -203,11 +265,8 @@ class DatabaseSessionService(BaseSessionService):
         session_id: str,
         config: GetSessionConfig | None,
         *,
-        after_seq_of: Callable[[StorageSession], int] | None = None,
-    ) -> (
-        tuple[StorageSession, list[tuple[int, dict[str, Any]]], dict[str, Any], dict[str, Any]]
-        | None
-    ):
+        after_seq_of: Callable[[Row[Any]], int] | None = None,
+    ) -> tuple[Row[Any], list[tuple[int, dict[str, Any]]], dict[str, Any], dict[str, Any]] | None:
         config = config or GetSessionConfig()
         async with self._read() as db:
             row = await self._session_row(db, app_name, user_id, session_id)
@@ -238,7 +297,7 @@ class DatabaseSessionService(BaseSessionService):
     ) -> SessionPage:
         """A page of the user's sessions of the app, ordered by id, without events."""
         query = (
-            select(StorageSession)
+            select(StorageSession.__table__)
             .where(StorageSession.app_name == app_name, StorageSession.user_id == user_id)
             .order_by(StorageSession.id)
             .limit(page_size + 1)
@@ -246,7 +305,7 @@ class DatabaseSessionService(BaseSessionService):
         if page_token:
             query = query.where(StorageSession.id > session_cursor(page_token))
         async with self._read() as db:
-            rows = list((await db.scalars(query)).all())
+            rows = list((await db.execute(query)).all())
             app_state, user_state = await self._shared_state(db, app_name, user_id)
         next_token = None
         if len(rows) > page_size:
@@ -263,7 +322,7 @@ class DatabaseSessionService(BaseSessionService):
             result = await db.execute(
                 delete(StorageSession).where(*_session_key(app_name, user_id, session_id))
             )
-            if result.rowcount == 0:  # type: ignore[attr-defined]
+            if result.rowcount == 0:
                 raise SessionNotFound(f"Session {session_id!r} does not exist.")
 
     async def list_events(
@@ -323,48 +382,46 @@ class DatabaseSessionService(BaseSessionService):
             async with self._write("append_event") as db:
                 claimed = (
                     await db.execute(
-                        update(StorageSession)
-                        .where(
-                            *_session_key(session.app_name, session.user_id, session.id),
-                            StorageSession.last_seq == expected,
-                        )
-                        .values(last_seq=seq, update_time=now)
-                        .returning(
-                            StorageSession.pk, StorageSession.state, StorageSession.create_time
-                        )
+                        _CLAIM_SEQ,
+                        {
+                            **_key(session.app_name, session.user_id, session.id),
+                            "k_expected": expected,
+                            "v_seq": seq,
+                            "v_now": now,
+                        },
                     )
                 ).one_or_none()
                 if claimed is None:
                     await self._raise_missing_or_conflict(db, session, expected)
                     raise AssertionError("unreachable")  # pragma: no cover
                 session_pk, stored_state, create_time = claimed
-                db.add(
-                    StorageEvent(
-                        session_pk=session_pk,
-                        seq=seq,
-                        id=event.id,
-                        invocation_id=event.invocation_id,
-                        author=event.author,
-                        timestamp=event.timestamp,
-                        event=wire,
-                    )
+                await db.execute(
+                    _INSERT_EVENT,
+                    {
+                        "session_pk": session_pk,
+                        "seq": seq,
+                        "id": event.id,
+                        "invocation_id": event.invocation_id,
+                        "author": event.author,
+                        "timestamp": event.timestamp,
+                        "event": wire,
+                    },
                 )
                 if scoped.session:
                     new_state = {**stored_state, **scoped.session}
                     self._limits.check_state(new_state)
-                    await db.execute(
-                        update(StorageSession)
-                        .where(StorageSession.pk == session_pk)
-                        .values(state=new_state)
-                    )
+                    await db.execute(_SET_STATE, {"k_pk": session_pk, "v_state": new_state})
                 await self._upsert_shared_state(
                     db, session.app_name, session.user_id, scoped.app, scoped.user, now
                 )
-                db.add_all(
-                    _artifact_row(session, session_pk, seq, version, now)
-                    for version in artifact_versions
-                )
-                await db.flush()
+                if artifact_versions:
+                    await db.execute(
+                        insert(StorageArtifactVersion),
+                        [
+                            _artifact_row(session, session_pk, seq, version, now)
+                            for version in artifact_versions
+                        ],
+                    )
         except IntegrityError as exc:
             if artifact_versions:
                 raise ArtifactVersionConflict(
@@ -383,13 +440,9 @@ class DatabaseSessionService(BaseSessionService):
     # -- helpers --------------------------------------------------------------------------
 
     async def _raise_missing_or_conflict(
-        self, db: DbSession, session: Session, expected: int
+        self, db: AsyncConnection, session: Session, expected: int
     ) -> None:
-        actual = await db.scalar(
-            select(StorageSession.last_seq).where(
-                *_session_key(session.app_name, session.user_id, session.id)
-            )
-        )
+        actual = await db.scalar(_LAST_SEQ, _key(session.app_name, session.user_id, session.id))
         if actual is None:
             raise SessionNotFound(f"Session {session.id!r} does not exist.")
         raise SessionConflict(
@@ -400,52 +453,38 @@ class DatabaseSessionService(BaseSessionService):
 
     @staticmethod
     async def _session_row(
-        db: DbSession, app_name: str, user_id: str, session_id: str
-    ) -> StorageSession | None:
-        query = select(StorageSession).where(*_session_key(app_name, user_id, session_id))
-        return (await db.scalars(query)).one_or_none()
+        db: AsyncConnection, app_name: str, user_id: str, session_id: str
+    ) -> Row[Any] | None:
+        return (await db.execute(_SESSION_ROW, _key(app_name, user_id, session_id))).one_or_none()
 
     @staticmethod
     async def _shared_state(
-        db: DbSession, app_name: str, user_id: str
+        db: AsyncConnection, app_name: str, user_id: str
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        app_rows = await db.execute(
-            select(StorageAppState.key, StorageAppState.value).where(
-                StorageAppState.app_name == app_name
-            )
-        )
-        user_rows = await db.execute(
-            select(StorageUserState.key, StorageUserState.value).where(
-                StorageUserState.app_name == app_name, StorageUserState.user_id == user_id
-            )
-        )
+        app_rows = await db.execute(_APP_STATE, {"k_app": app_name})
+        user_rows = await db.execute(_USER_STATE, {"k_app": app_name, "k_user": user_id})
         return dict(app_rows.all()), dict(user_rows.all())
 
     async def _upsert_shared_state(
         self,
-        db: DbSession,
+        db: AsyncConnection,
         app_name: str,
         user_id: str,
         app_delta: dict[str, Any],
         user_delta: dict[str, Any],
         now: float,
     ) -> None:
-        insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
         if app_delta:
-            stmt = insert(StorageAppState).values(
+            await db.execute(
+                self._upsert_app_state,
                 [
                     {"app_name": app_name, "key": k, "value": v, "update_time": now}
                     for k, v in sorted(app_delta.items())
-                ]
-            )
-            await db.execute(
-                stmt.on_conflict_do_update(
-                    index_elements=["app_name", "key"],
-                    set_={"value": stmt.excluded.value, "update_time": stmt.excluded.update_time},
-                )
+                ],
             )
         if user_delta:
-            stmt = insert(StorageUserState).values(
+            await db.execute(
+                self._upsert_user_state,
                 [
                     {
                         "app_name": app_name,
@@ -455,13 +494,7 @@ class DatabaseSessionService(BaseSessionService):
                         "update_time": now,
                     }
                     for k, v in sorted(user_delta.items())
-                ]
-            )
-            await db.execute(
-                stmt.on_conflict_do_update(
-                    index_elements=["app_name", "user_id", "key"],
-                    set_={"value": stmt.excluded.value, "update_time": stmt.excluded.update_time},
-                )
+                ],
             )
 
 
@@ -474,7 +507,7 @@ def _session_key(app_name: str, user_id: str, session_id: str) -> tuple[Any, ...
 
 
 def _to_session(
-    row: StorageSession,
+    row: Row[Any],
     app_state: dict[str, Any],
     user_state: dict[str, Any],
     events: list[Event],
@@ -492,19 +525,19 @@ def _to_session(
 
 def _artifact_row(
     session: Session, session_pk: int, seq: int, version: NewArtifactVersion, now: float
-) -> StorageArtifactVersion:
-    return StorageArtifactVersion(
-        app_name=session.app_name,
-        user_id=session.user_id,
-        session_id=USER_SCOPE if version.user_scoped else session.id,
-        session_pk=None if version.user_scoped else session_pk,
-        event_seq=seq,
-        name=version.name,
-        version=version.version,
-        mime_type=version.mime_type,
-        size=version.size,
-        sha256=version.sha256,
-        blob_key=version.blob_key,
-        custom_metadata=version.custom_metadata,
-        create_time=version.create_time or now,
-    )
+) -> dict[str, Any]:
+    return {
+        "app_name": session.app_name,
+        "user_id": session.user_id,
+        "session_id": USER_SCOPE if version.user_scoped else session.id,
+        "session_pk": None if version.user_scoped else session_pk,
+        "event_seq": seq,
+        "name": version.name,
+        "version": version.version,
+        "mime_type": version.mime_type,
+        "size": version.size,
+        "sha256": version.sha256,
+        "blob_key": version.blob_key,
+        "custom_metadata": version.custom_metadata,
+        "create_time": version.create_time or now,
+    }

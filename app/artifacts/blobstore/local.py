@@ -8,6 +8,7 @@ time; anyio rather than asyncio.to_thread because Starlette runs on anyio and sh
 limiter. Directories are created on first use.
 """
 
+import hashlib
 import os
 import tempfile
 from collections.abc import AsyncIterable, AsyncIterator, Callable
@@ -68,6 +69,28 @@ class LocalBlobStore(BlobStore):
                 await _run(_unlink, tmp_path)
             raise
         return BlobInfo(key=key, sha256=sha256, size=size)
+
+    async def put_bytes(self, data: bytes) -> BlobInfo:
+        """Bytes already in hand (a tool's artifact): hash, check and write in one thread hop."""
+        return await _run(self._put_bytes, data)
+
+    def _put_bytes(self, data: bytes) -> BlobInfo:
+        sha256 = hashlib.sha256(data).hexdigest()
+        key = content_key(sha256)
+        final = self._path(key)
+        try:
+            os.utime(final)  # already stored (common: same bytes again); restart the gc grace
+        except FileNotFoundError:
+            tmp_path, sink = self._new_temp()
+            try:
+                with sink:
+                    sink.write(data)
+                    _fsync_file(sink)
+                self._commit(tmp_path, final)
+            except BaseException:
+                _unlink(tmp_path)
+                raise
+        return BlobInfo(key=key, sha256=sha256, size=len(data))
 
     async def open_range(
         self,
