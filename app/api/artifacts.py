@@ -32,7 +32,9 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
 }
 
 
-def artifact_scope(app: KnownApp, user_id: UserIdPath, session_id: SessionIdPath) -> ArtifactScope:
+async def artifact_scope(
+    app: KnownApp, user_id: UserIdPath, session_id: SessionIdPath
+) -> ArtifactScope:
     """The session (and user) whose artifacts the route addresses."""
     return ArtifactScope(app_name=app.name, user_id=user_id, session_id=session_id)
 

@@ -13,31 +13,31 @@ from app.sessions.base import ID_PATTERN, BaseSessionService
 from app.settings import Settings
 
 
-def get_settings_dep(request: Request) -> Settings:
+async def get_settings_dep(request: Request) -> Settings:
     """The settings the app was built with."""
     settings: Settings = request.app.state.settings
     return settings
 
 
-def get_session_service(request: Request) -> BaseSessionService:
+async def get_session_service(request: Request) -> BaseSessionService:
     """The process-wide session service built in the lifespan."""
     service: BaseSessionService = request.app.state.session_service
     return service
 
 
-def get_artifact_service(request: Request) -> ArtifactService:
+async def get_artifact_service(request: Request) -> ArtifactService:
     """The process-wide artifact service built in the lifespan."""
     service: ArtifactService = request.app.state.artifact_service
     return service
 
 
-def get_invocation_manager(request: Request) -> InvocationManager:
+async def get_invocation_manager(request: Request) -> InvocationManager:
     """The process-wide invocation manager built in the lifespan."""
     manager: InvocationManager = request.app.state.invocation_manager
     return manager
 
 
-def get_registry(request: Request) -> AppRegistry:
+async def get_registry(request: Request) -> AppRegistry:
     """The app catalogue built in the lifespan."""
     registry: AppRegistry = request.app.state.registry
     return registry
@@ -63,7 +63,7 @@ async def authenticate(
     return principal
 
 
-def get_principal(request: Request) -> Principal:
+async def get_principal(request: Request) -> Principal:
     """The principal `authenticate` resolved for this request."""
     principal: Principal = request.state.principal
     return principal
@@ -78,7 +78,7 @@ RawUserIdPath = Annotated[str, Path(pattern=ID_PATTERN, max_length=128, descript
 SessionIdPath = Annotated[str, Path(pattern=ID_PATTERN, max_length=128, description="Session id.")]
 
 
-def authorized_user_id(user_id: RawUserIdPath, principal: PrincipalDep) -> str:
+async def authorized_user_id(user_id: RawUserIdPath, principal: PrincipalDep) -> str:
     """The path's user id, if the principal may act for that user (else 404)."""
     principal.check_user(user_id)
     return user_id
@@ -87,7 +87,9 @@ def authorized_user_id(user_id: RawUserIdPath, principal: PrincipalDep) -> str:
 UserIdPath = Annotated[str, Depends(authorized_user_id)]
 
 
-def require_app(app_name: AppNamePath, registry: RegistryDep, principal: PrincipalDep) -> AppInfo:
+async def require_app(
+    app_name: AppNamePath, registry: RegistryDep, principal: PrincipalDep
+) -> AppInfo:
     """The addressed app; 404 app-not-found if it does not exist or is not the principal's."""
     principal.check_app(app_name)
     return registry.require(app_name)

@@ -42,7 +42,7 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
 }
 
 
-def session_ref(app: KnownApp, user_id: UserIdPath, session_id: SessionIdPath) -> SessionRef:
+async def session_ref(app: KnownApp, user_id: UserIdPath, session_id: SessionIdPath) -> SessionRef:
     """The addressed session."""
     return SessionRef(app.name, user_id, session_id)
 
