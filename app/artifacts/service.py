@@ -20,6 +20,7 @@ from typing import Any, cast
 from google.genai import types
 from sqlalchemy import Select, Table, bindparam, delete, exists, select
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.artifacts.blobstore import (
@@ -33,6 +34,7 @@ from app.artifacts.models import ArtifactVersion, is_user_scoped, validate_artif
 from app.db.engine import DbSession, create_sessionmaker, write_options
 from app.db.tables import StorageArtifactCounter, StorageArtifactVersion, StorageSession
 from app.db.tables.artifacts import USER_SCOPE
+from app.db.units import Units
 from app.errors import (
     ArtifactNotFound,
     ArtifactTooLarge,
@@ -112,7 +114,7 @@ class ArtifactService:
         self, db_engine: AsyncEngine, blob_store: BlobStore, *, max_artifact_bytes: int
     ) -> None:
         self._sessionmaker = create_sessionmaker(db_engine)
-        self._write_engine = db_engine.execution_options(**write_options)
+        self._units = Units(db_engine)
         self._dialect = db_engine.dialect.name
         self._next_version = _next_version_upsert(self._dialect)
         self.blob_store = blob_store
@@ -341,24 +343,26 @@ class ArtifactService:
     async def _allocate_version(self, scope: ArtifactScope, filename: str) -> int:
         # Core statements built once (see app.sessions.database): this runs in every turn whose
         # tool saves an artifact.
-        async with self._write_engine.begin() as db:
-            session_pk = await db.scalar(
-                _SESSION_PK,
-                {"k_app": scope.app_name, "k_user": scope.user_id, "k_id": scope.session_id},
-            )
+        def unit(db: Connection) -> int:
+            ids = {"k_app": scope.app_name, "k_user": scope.user_id, "k_id": scope.session_id}
+            session_pk = db.scalar(_SESSION_PK, ids)
             if session_pk is None:
                 raise SessionNotFound(f"Session {scope.session_id!r} does not exist.")
-            next_version = await db.scalar(
-                self._next_version,
-                {
-                    "app_name": scope.app_name,
-                    "user_id": scope.user_id,
-                    "session_id": scope.scope_id(filename),
-                    "name": filename,
-                    "session_pk": None if is_user_scoped(filename) else session_pk,
-                    "next_version": 1,
-                },
+            return int(
+                db.scalar(
+                    self._next_version,
+                    {
+                        "app_name": scope.app_name,
+                        "user_id": scope.user_id,
+                        "session_id": scope.scope_id(filename),
+                        "name": filename,
+                        "session_pk": None if is_user_scoped(filename) else session_pk,
+                        "next_version": 1,
+                    },
+                )
             )
+
+        next_version = await self._units.write("allocate_version", unit)
         return int(next_version) - 1
 
     @staticmethod

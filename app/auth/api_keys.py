@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.auth.principal import Principal
 from app.db.engine import create_sessionmaker, write_options
 from app.db.tables import StorageApiKey
+from app.db.units import Units
 
 PREFIX = "agentd"
 
@@ -41,7 +42,7 @@ class ApiKeyService:
     """Create, list, revoke and verify API keys."""
 
     def __init__(self, db_engine: AsyncEngine) -> None:
-        self._db_engine = db_engine
+        self._units = Units(db_engine)
         self._sessionmaker = create_sessionmaker(db_engine)
 
     async def create(
@@ -96,8 +97,9 @@ class ApiKeyService:
             return None
         # Every request of an authenticated deployment passes here: one prebuilt Core statement on
         # a plain connection, no ORM identity map.
-        async with self._db_engine.connect() as db:
-            row = (await db.execute(_KEY_BY_ID, {"k_id": key_id})).one_or_none()
+        row = await self._units.read(
+            lambda db: db.execute(_KEY_BY_ID, {"k_id": key_id}).one_or_none()
+        )
         if row is None or row.revoke_time is not None:
             return None
         if not hmac.compare_digest(row.secret_sha256, _digest(secret)):

@@ -14,11 +14,13 @@ from typing import Any, cast
 
 from sqlalchemy import Row, Table, and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.engine import DbSession, create_sessionmaker, write_options
 from app.db.tables import StorageEvent, StorageInvocation, StorageSession, StorageSessionLease
+from app.db.units import Units
 from app.errors import InvocationInterrupted, InvocationNotFound, SessionNotFound
 from app.invocations.models import Invocation, InvocationStatus
 from app.observability.metrics import time_transaction
@@ -99,7 +101,7 @@ class InvocationStore:
 
     def __init__(self, db_engine: AsyncEngine) -> None:
         self._sessionmaker = create_sessionmaker(db_engine)
-        self._write_engine = db_engine.execution_options(**write_options)
+        self._units = Units(db_engine)
         self._dialect = db_engine.dialect.name
         self._lease_upsert = _lease_upsert(self._dialect)
 
@@ -184,9 +186,9 @@ class InvocationStore:
         self, invocation_id: str, session_pk: int, owner: str, ttl: float
     ) -> bool:
         """Take the session's lease for `invocation_id` (first come, first served); mark running."""
-        with time_transaction("try_acquire"):
-            async with self._write_engine.begin() as db:
-                return await self._acquire(db, invocation_id, session_pk, owner, ttl)
+        return await self._units.write(
+            "try_acquire", lambda db: self._acquire(db, invocation_id, session_pk, owner, ttl)
+        )
 
     async def create(
         self, row: StorageInvocation, *, acquire: bool, ttl: float
@@ -198,23 +200,21 @@ class InvocationStore:
         Idempotency-Key collision, or None; whether the lease was taken). One transaction on the
         common path of every run.
         """
+
+        def unit(db: Connection) -> bool:
+            if row.session_pk is None:
+                pk = db.scalar(
+                    _SESSION_PK,
+                    {"k_app": row.app_name, "k_user": row.user_id, "k_id": row.session_id},
+                )
+                if pk is None:
+                    raise SessionNotFound(f"Session {row.session_id!r} does not exist.")
+                row.session_pk = int(pk)
+            db.execute(_INSERT_INVOCATION, {c.key: getattr(row, c.key) for c in _invocations.c})
+            return acquire and self._acquire(db, row.id, row.session_pk, row.owner, ttl)
+
         try:
-            with time_transaction("create"):
-                async with self._write_engine.begin() as db:
-                    if row.session_pk is None:
-                        pk = await db.scalar(
-                            _SESSION_PK,
-                            {"k_app": row.app_name, "k_user": row.user_id, "k_id": row.session_id},
-                        )
-                        if pk is None:
-                            raise SessionNotFound(f"Session {row.session_id!r} does not exist.")
-                        row.session_pk = int(pk)
-                    await db.execute(
-                        _INSERT_INVOCATION, {c.key: getattr(row, c.key) for c in _invocations.c}
-                    )
-                    acquired = acquire and await self._acquire(
-                        db, row.id, row.session_pk, row.owner, ttl
-                    )
+            acquired = await self._units.write("create", unit)
             if acquired:
                 row.status = InvocationStatus.RUNNING.value
             return None, acquired
@@ -228,15 +228,15 @@ class InvocationStore:
                 raise
             return existing, False
 
-    async def _acquire(
-        self, db: AsyncConnection, invocation_id: str, session_pk: int, owner: str, ttl: float
+    def _acquire(
+        self, db: Connection, invocation_id: str, session_pk: int, owner: str, ttl: float
     ) -> bool:
         now = time.time()
-        oldest = await db.scalar(_OLDEST_QUEUED, {"k_pk": session_pk, "k_now": now})
+        oldest = db.scalar(_OLDEST_QUEUED, {"k_pk": session_pk, "k_now": now})
         if oldest is not None and oldest != invocation_id:
             return False
         holder = (
-            await db.execute(
+            db.execute(
                 self._lease_upsert,
                 {
                     "session_pk": session_pk,
@@ -249,7 +249,7 @@ class InvocationStore:
         ).scalar_one_or_none()
         if holder != invocation_id:
             return False
-        await db.execute(
+        db.execute(
             _MARK_RUNNING,
             {"k_id": invocation_id, "v_now": now, "v_owner": owner, "v_expires": now + ttl},
         )
@@ -288,20 +288,21 @@ class InvocationStore:
         error: dict[str, Any] | None = None,
     ) -> Invocation | None:
         """Record the outcome, release the session lease; the final resource (None if gone)."""
-        with time_transaction("finish"):
-            async with self._write_engine.begin() as db:
-                row = (
-                    await db.execute(
-                        _FINISH,
-                        {
-                            "k_id": invocation_id,
-                            "v_status": status.value,
-                            "v_error": error,
-                            "v_now": time.time(),
-                        },
-                    )
-                ).one_or_none()
-                await db.execute(_RELEASE, {"k_pk": session_pk, "k_id": invocation_id})
+
+        def unit(db: Connection) -> Row[Any] | None:
+            row = db.execute(
+                _FINISH,
+                {
+                    "k_id": invocation_id,
+                    "v_status": status.value,
+                    "v_error": error,
+                    "v_now": time.time(),
+                },
+            ).one_or_none()
+            db.execute(_RELEASE, {"k_pk": session_pk, "k_id": invocation_id})
+            return row
+
+        row = await self._units.write("finish", unit)
         return to_resource(row) if row is not None else None
 
     async def request_cancel(self, ref: SessionRef, invocation_id: str) -> Invocation:

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from sqlalchemy import Row, Select, Table, bindparam, delete, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -29,6 +30,7 @@ from app.db.tables import (
     StorageUserState,
 )
 from app.db.tables.artifacts import USER_SCOPE
+from app.db.units import Units
 from app.errors import (
     ArtifactVersionConflict,
     SessionAlreadyExists,
@@ -54,7 +56,7 @@ from app.sessions.base import (
 )
 from app.sessions.history_cache import HistoryCache
 from app.sessions.models import Event, Session
-from app.sessions.state import merge_state, split_delta
+from app.sessions.state import ScopedDelta, merge_state, split_delta
 
 _sessions = cast(Table, StorageSession.__table__)
 _events = cast(Table, StorageEvent.__table__)
@@ -84,12 +86,24 @@ _SET_STATE = (
 )
 _LAST_SEQ = select(_sessions.c.last_seq).where(*_by_key())
 _INSERT_EVENT = insert(_events)
+_INSERT_SESSION = insert(_sessions)
+_INSERT_ARTIFACT_VERSION = insert(cast(Table, StorageArtifactVersion.__table__))
+_EVENTS_AFTER = (
+    select(_events.c.seq, _events.c.event)
+    .where(_events.c.session_pk == bindparam("k_pk"), _events.c.seq > bindparam("k_after"))
+    .order_by(_events.c.seq.desc())
+    .limit(bindparam("k_limit"))
+)
 _APP_STATE = select(_app_states.c.key, _app_states.c.value).where(
     _app_states.c.app_name == bindparam("k_app")
 )
 _USER_STATE = select(_user_states.c.key, _user_states.c.value).where(
     _user_states.c.app_name == bindparam("k_app"), _user_states.c.user_id == bindparam("k_user")
 )
+
+
+#: A session row, its (seq, event JSON) rows in order, its app state and its user state.
+_Loaded = tuple[Row[Any], list[tuple[int, dict[str, Any]]], dict[str, Any], dict[str, Any]]
 
 
 def _key(app_name: str, user_id: str, session_id: str) -> dict[str, Any]:
@@ -129,6 +143,7 @@ class DatabaseSessionService(BaseSessionService):
     ) -> None:
         self._db_engine = db_engine
         self._write_engine = db_engine.execution_options(**write_options)
+        self._units = Units(db_engine)
         self._max_session_events = max_session_events
         self._limits = limits or StorageLimits()
         self._history = HistoryCache(history_cache_events)
@@ -170,20 +185,10 @@ class DatabaseSessionService(BaseSessionService):
         self._limits.check_state(scoped.session)
         now = time.time()
         try:
-            async with self._write("create_session") as db:
-                await db.execute(
-                    insert(StorageSession).values(
-                        app_name=app_name,
-                        user_id=user_id,
-                        id=session_id,
-                        state=scoped.session,
-                        last_seq=0,
-                        create_time=now,
-                        update_time=now,
-                    )
-                )
-                await self._upsert_shared_state(db, app_name, user_id, scoped.app, scoped.user, now)
-                app_state, user_state = await self._shared_state(db, app_name, user_id)
+            app_state, user_state = await self._units.write(
+                "create_session",
+                lambda db: self._insert_session(db, app_name, user_id, session_id, scoped, now),
+            )
         except IntegrityError as exc:
             raise SessionAlreadyExists(f"Session {session_id!r} already exists.") from exc
         except DBAPIError as exc:
@@ -266,24 +271,33 @@ class DatabaseSessionService(BaseSessionService):
         config: GetSessionConfig | None,
         *,
         after_seq_of: Callable[[Row[Any]], int] | None = None,
-    ) -> tuple[Row[Any], list[tuple[int, dict[str, Any]]], dict[str, Any], dict[str, Any]] | None:
+    ) -> _Loaded | None:
         config = config or GetSessionConfig()
-        async with self._read() as db:
-            row = await self._session_row(db, app_name, user_id, session_id)
+        limit = self._max_session_events
+        if config.num_recent_events is not None:
+            limit = min(limit, max(config.num_recent_events, 0))
+        key = _key(app_name, user_id, session_id)
+
+        def unit(db: Connection) -> _Loaded | None:
+            row = db.execute(_SESSION_ROW, key).one_or_none()
             if row is None:
                 return None
-            limit = self._max_session_events
-            if config.num_recent_events is not None:
-                limit = min(limit, max(config.num_recent_events, 0))
-            query = select(StorageEvent.seq, StorageEvent.event).where(
-                StorageEvent.session_pk == row.pk
-            )
             after_seq = after_seq_of(row) if after_seq_of else config.after_seq
-            if after_seq is not None:
-                query = query.where(StorageEvent.seq > after_seq)
-            query = query.order_by(StorageEvent.seq.desc()).limit(limit)
-            rows = [tuple(r) for r in (await db.execute(query)).all()] if limit > 0 else []
-            app_state, user_state = await self._shared_state(db, app_name, user_id)
+            rows: list[tuple[int, dict[str, Any]]] = []
+            if limit > 0:
+                params = {"k_pk": row.pk, "k_after": -1 if after_seq is None else after_seq}
+                rows = [
+                    (seq, data)
+                    for seq, data in db.execute(_EVENTS_AFTER, {**params, "k_limit": limit})
+                ]
+            app_state = dict(db.execute(_APP_STATE, key).all())
+            user_state = dict(db.execute(_USER_STATE, key).all())
+            return row, rows, app_state, user_state
+
+        loaded = await self._units.read(unit)
+        if loaded is None:
+            return None
+        row, rows, app_state, user_state = loaded
         rows.reverse()
         return row, rows, app_state, user_state
 
@@ -378,50 +392,53 @@ class DatabaseSessionService(BaseSessionService):
         expected = session.last_seq
         seq = expected + 1
         now = time.time()
+        key = _key(session.app_name, session.user_id, session.id)
+
+        def unit(db: Connection) -> tuple[int, float]:
+            claimed = db.execute(
+                _CLAIM_SEQ, {**key, "k_expected": expected, "v_seq": seq, "v_now": now}
+            ).one_or_none()
+            if claimed is None:
+                actual = db.scalar(_LAST_SEQ, key)
+                if actual is None:
+                    raise SessionNotFound(f"Session {session.id!r} does not exist.")
+                raise SessionConflict(
+                    f"Session {session.id!r} is at seq {actual}, the writer expected {expected}.",
+                    expected_seq=expected,
+                    actual_seq=actual,
+                )
+            session_pk, stored_state, create_time = claimed
+            db.execute(
+                _INSERT_EVENT,
+                {
+                    "session_pk": session_pk,
+                    "seq": seq,
+                    "id": event.id,
+                    "invocation_id": event.invocation_id,
+                    "author": event.author,
+                    "timestamp": event.timestamp,
+                    "event": wire,
+                },
+            )
+            if scoped.session:
+                new_state = {**stored_state, **scoped.session}
+                self._limits.check_state(new_state)
+                db.execute(_SET_STATE, {"k_pk": session_pk, "v_state": new_state})
+            self._upsert_shared_state(
+                db, session.app_name, session.user_id, scoped.app, scoped.user, now
+            )
+            if artifact_versions:
+                db.execute(
+                    _INSERT_ARTIFACT_VERSION,
+                    [
+                        _artifact_row(session, session_pk, seq, version, now)
+                        for version in artifact_versions
+                    ],
+                )
+            return session_pk, create_time
+
         try:
-            async with self._write("append_event") as db:
-                claimed = (
-                    await db.execute(
-                        _CLAIM_SEQ,
-                        {
-                            **_key(session.app_name, session.user_id, session.id),
-                            "k_expected": expected,
-                            "v_seq": seq,
-                            "v_now": now,
-                        },
-                    )
-                ).one_or_none()
-                if claimed is None:
-                    await self._raise_missing_or_conflict(db, session, expected)
-                    raise AssertionError("unreachable")  # pragma: no cover
-                session_pk, stored_state, create_time = claimed
-                await db.execute(
-                    _INSERT_EVENT,
-                    {
-                        "session_pk": session_pk,
-                        "seq": seq,
-                        "id": event.id,
-                        "invocation_id": event.invocation_id,
-                        "author": event.author,
-                        "timestamp": event.timestamp,
-                        "event": wire,
-                    },
-                )
-                if scoped.session:
-                    new_state = {**stored_state, **scoped.session}
-                    self._limits.check_state(new_state)
-                    await db.execute(_SET_STATE, {"k_pk": session_pk, "v_state": new_state})
-                await self._upsert_shared_state(
-                    db, session.app_name, session.user_id, scoped.app, scoped.user, now
-                )
-                if artifact_versions:
-                    await db.execute(
-                        insert(StorageArtifactVersion),
-                        [
-                            _artifact_row(session, session_pk, seq, version, now)
-                            for version in artifact_versions
-                        ],
-                    )
+            session_pk, create_time = await self._units.write("append_event", unit)
         except IntegrityError as exc:
             if artifact_versions:
                 raise ArtifactVersionConflict(
@@ -439,18 +456,6 @@ class DatabaseSessionService(BaseSessionService):
 
     # -- helpers --------------------------------------------------------------------------
 
-    async def _raise_missing_or_conflict(
-        self, db: AsyncConnection, session: Session, expected: int
-    ) -> None:
-        actual = await db.scalar(_LAST_SEQ, _key(session.app_name, session.user_id, session.id))
-        if actual is None:
-            raise SessionNotFound(f"Session {session.id!r} does not exist.")
-        raise SessionConflict(
-            f"Session {session.id!r} is at seq {actual}, the writer expected {expected}.",
-            expected_seq=expected,
-            actual_seq=actual,
-        )
-
     @staticmethod
     async def _session_row(
         db: AsyncConnection, app_name: str, user_id: str, session_id: str
@@ -465,9 +470,35 @@ class DatabaseSessionService(BaseSessionService):
         user_rows = await db.execute(_USER_STATE, {"k_app": app_name, "k_user": user_id})
         return dict(app_rows.all()), dict(user_rows.all())
 
-    async def _upsert_shared_state(
+    def _insert_session(
         self,
-        db: AsyncConnection,
+        db: Connection,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        scoped: ScopedDelta,
+        now: float,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Insert the session row and its initial shared state; the app and user state after."""
+        db.execute(
+            _INSERT_SESSION,
+            {
+                "app_name": app_name,
+                "user_id": user_id,
+                "id": session_id,
+                "state": scoped.session,
+                "last_seq": 0,
+                "create_time": now,
+                "update_time": now,
+            },
+        )
+        self._upsert_shared_state(db, app_name, user_id, scoped.app, scoped.user, now)
+        key = {"k_app": app_name, "k_user": user_id}
+        return dict(db.execute(_APP_STATE, key).all()), dict(db.execute(_USER_STATE, key).all())
+
+    def _upsert_shared_state(
+        self,
+        db: Connection,
         app_name: str,
         user_id: str,
         app_delta: dict[str, Any],
@@ -475,7 +506,7 @@ class DatabaseSessionService(BaseSessionService):
         now: float,
     ) -> None:
         if app_delta:
-            await db.execute(
+            db.execute(
                 self._upsert_app_state,
                 [
                     {"app_name": app_name, "key": k, "value": v, "update_time": now}
@@ -483,7 +514,7 @@ class DatabaseSessionService(BaseSessionService):
                 ],
             )
         if user_delta:
-            await db.execute(
+            db.execute(
                 self._upsert_user_state,
                 [
                     {
