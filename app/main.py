@@ -140,7 +140,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
     app.include_router(health.router)
     authenticated = [Depends(authenticate)]
-    for module in (apps, sessions, artifacts, invocations, runs, memory, metrics):
+    # Routes are matched in order, one by one: the per-turn ones (/run, /run_sse) go first.
+    for module in (runs, apps, sessions, artifacts, invocations, memory, metrics):
         app.include_router(module.router, dependencies=authenticated)
     setup_tracing(app)
     return app

@@ -15,7 +15,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, Literal
 
 from google.genai import types
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from app.agents.base_agent import BaseAgent
 from app.agents.callbacks import CallbackSlot, run_callbacks
@@ -55,6 +55,8 @@ class LlmAgent(BaseAgent):
     after_tool_callback: CallbackSlot = None
     on_tool_error_callback: CallbackSlot = None
 
+    _canonical_tools: tuple[tuple[int, ...], list[BaseTool]] | None = PrivateAttr(default=None)
+
     # -- configuration --------------------------------------------------------------------
 
     @property
@@ -70,8 +72,12 @@ class LlmAgent(BaseAgent):
 
     @property
     def canonical_tools(self) -> list[BaseTool]:
-        """The tools as BaseTool instances."""
-        return [t if isinstance(t, BaseTool) else FunctionTool(t) for t in self.tools]
+        """The tools as BaseTool instances (plain functions wrapped once, not on every step)."""
+        key = tuple(map(id, self.tools))
+        if self._canonical_tools is None or self._canonical_tools[0] != key:
+            wrapped = [t if isinstance(t, BaseTool) else FunctionTool(t) for t in self.tools]
+            self._canonical_tools = (key, wrapped)
+        return list(self._canonical_tools[1])
 
     def transfer_targets(self) -> list[BaseAgent]:
         """Agents this one may hand the conversation to."""

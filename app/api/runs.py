@@ -8,8 +8,9 @@ failure after streaming started is a typed `error` frame. Concurrent runs on one
 from collections.abc import AsyncIterator
 from typing import Literal
 
+import orjson
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from app.api.deps import InvocationManagerDep, PrincipalDep, RegistryDep, SettingsDep
@@ -56,14 +57,15 @@ async def run_agent(
     registry: RegistryDep,
     manager: InvocationManagerDep,
     principal: PrincipalDep,
-) -> JSONResponse:
+) -> Response:
     """The events the run produced, without the user's own message, as ADK answers."""
     handle = await manager.start(_ref(body, registry, principal), _request(body, "wait"))
     final = await manager.wait(handle)
     if final.error is not None:
         raise StoredProblem(final.error)
     events = await manager.persisted_events(handle)
-    return JSONResponse([adk_event_json(e) for e in events if e.author != "user"])
+    answer = [adk_event_json(e) for e in events if e.author != "user"]
+    return Response(orjson.dumps(answer), media_type="application/json")
 
 
 @router.post(

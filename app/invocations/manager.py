@@ -17,7 +17,6 @@ another replica get persisted events by polling the database.
 import asyncio
 import contextlib
 import hashlib
-import json
 import logging
 import os
 import socket
@@ -26,6 +25,8 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from app.artifacts.service import ArtifactService
 from app.contexts.invocation import RunConfig, StreamingMode
@@ -156,9 +157,7 @@ class InvocationManager:
         """Create the invocation and start running it (or return the one the key names)."""
         runner = self._runner(ref.app_name)
         body = request.model_dump(mode="json", by_alias=True, exclude_none=True)
-        request_hash = hashlib.sha256(
-            json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
-        ).hexdigest()
+        request_hash = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
         session_pk: int | None = None  # looked up inside the create transaction
         if idempotency_key is not None:
             session_pk = await self.store.session_pk(ref)

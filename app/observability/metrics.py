@@ -21,7 +21,7 @@ multiprocess mode is not set up): run one worker per replica when scraping matte
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Literal
+from typing import Any, Literal
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -101,6 +101,7 @@ class Metrics:
             buckets=_DB_BUCKETS,
             registry=self.registry,
         )
+        self._transaction_children: dict[str, Any] = {}
         self.session_leases_active = Gauge(
             "agentd_session_leases_active",
             "Session leases this replica holds.",
@@ -119,9 +120,11 @@ class Metrics:
         try:
             yield
         finally:
-            self.db_transaction_duration.labels(operation=operation).observe(
-                time.perf_counter() - start
-            )
+            child = self._transaction_children.get(operation)
+            if child is None:  # labels() costs a lock and a tuple key per call: look up once
+                child = self.db_transaction_duration.labels(operation=operation)
+                self._transaction_children[operation] = child
+            child.observe(time.perf_counter() - start)
 
     def exposition(self) -> bytes:
         """The registry in the Prometheus text format."""
