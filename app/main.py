@@ -65,6 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.session_service = DatabaseSessionService(
             db_engine,
             max_session_events=settings.max_session_events,
+            history_cache_events=settings.history_cache_events,
             limits=StorageLimits(
                 max_event_bytes=settings.max_event_bytes, max_state_bytes=settings.max_state_bytes
             ),

@@ -94,6 +94,11 @@ class Settings(BaseSettings):
         ge=1,
         description="GET session returns at most this many (most recent) events.",
     )
+    history_cache_events: int = Field(
+        default=20_000,
+        ge=0,
+        description="Parsed events kept in memory across turns (LRU by session); 0 disables.",
+    )
 
     @field_validator("jwt_secret")
     @classmethod

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,11 @@ class CompareBench(Bench):
                 "artifact_latest_long",
                 f"/apps/{self.app}/users/history/sessions/{sid}/artifacts/notes.txt",
             ),
-            ("artifact_latest_fresh", f"/apps/{self.app}/users/w0/sessions/w0/artifacts/notes.txt"),
+            # a short session: c16's first worker has ~13 turns
+            (
+                "artifact_latest_fresh",
+                f"/apps/{self.app}/users/c16/sessions/w0/artifacts/notes.txt",
+            ),
         ]:
 
             async def work(path: str = path) -> tuple[list[float], int]:
@@ -102,14 +107,14 @@ class CompareBench(Bench):
             figures[name] = await self.measure(work)
         return figures
 
-    async def same_session(self, concurrency: int) -> dict[str, Any]:
+    async def same_session(self, concurrency: int, user: str = "same") -> dict[str, Any]:
         """`concurrency` simultaneous /run on one session: count each status code."""
-        await self.http.post(f"/apps/{self.app}/users/same/sessions", json={"sessionId": "one"})
+        await self.http.post(f"/apps/{self.app}/users/{user}/sessions", json={"sessionId": "one"})
         cpu_before = cpu_ms(self.pid)
         started = time.perf_counter()
         responses = await asyncio.gather(
             *(
-                self.http.post("/run", json=run_body(self.app, "same", "one", i))
+                self.http.post("/run", json=run_body(self.app, user, "one", i))
                 for i in range(concurrency)
             )
         )
@@ -122,21 +127,38 @@ class CompareBench(Bench):
             "server_cpu_ms": round(cpu_ms(self.pid) - cpu_before, 1),
         }
 
+    async def warm_up(self) -> None:
+        """A miniature of every workload, so one-time costs (imports, compiled statements, pool
+        connections, first-use caches) are paid before the RSS baseline is read."""
+        await self.create_sessions("warmup-create", 20)
+        await self.runs("warmup", 16, 2)
+        await self.http.get(f"/apps/{self.app}/users/warmup/sessions/w0")
+        await self.http.get(f"/apps/{self.app}/users/warmup/sessions/w0/artifacts/notes.txt")
+        await self.same_session(8, user="warmup-same")
+
     async def compare(self, args: argparse.Namespace) -> dict[str, Any]:
-        """Every workload, warm-up first; RSS after warm-up and at the end."""
-        await self.runs("warmup", 2, 3)
-        rss_before = rss_mib(self.pid)
-        figures: dict[str, Any] = {
-            "create": await self.measure(lambda: self.create_sessions("creator", args.creates)),
-            "run_c1": await self.measure(lambda: self.runs("c1", 1, args.turns_c1)),
-            "run_c16": await self.measure(lambda: self.runs("c16", 16, args.turns_c16)),
-            "history": await self.history(args.history),
-        }
-        figures.update(await self.history_reads("h", args.repeats))
-        figures["same_session_8"] = await self.same_session(8)
+        """Every workload, warm-up first; RSS after warm-up, after each workload and at the end."""
+        await self.warm_up()
+        rss = {"after_warmup": round(rss_mib(self.pid), 1)}
+        figures: dict[str, Any] = {}
+        workloads: list[tuple[str, Callable[[], Awaitable[dict[str, Any]]]]] = [
+            ("create", lambda: self.measure(lambda: self.create_sessions("creator", args.creates))),
+            ("run_c1", lambda: self.measure(lambda: self.runs("c1", 1, args.turns_c1))),
+            ("run_c16", lambda: self.measure(lambda: self.runs("c16", 16, args.turns_c16))),
+            ("history", lambda: self.history(args.history)),
+            ("reads", lambda: self.history_reads("h", args.repeats)),
+            ("same_session_8", lambda: self.same_session(8)),
+        ]
+        for name, workload in workloads:
+            result = await workload()
+            if name == "reads":
+                figures.update(result)
+            else:
+                figures[name] = result
+            rss[f"after_{name}"] = round(rss_mib(self.pid), 1)
         figures["rss_mib"] = {
-            "after_warmup": round(rss_before, 1),
-            "end": round(rss_mib(self.pid), 1),
+            **rss,
+            "growth": round(rss["after_same_session_8"] - rss["after_warmup"], 1),
         }
         await self.http.aclose()
         return figures
@@ -235,6 +257,13 @@ ROWS = [
     ("get_session_long", "p50_ms"),
     ("artifact_latest_long", "p50_ms"),
     ("artifact_latest_fresh", "p50_ms"),
+    ("artifact_latest_long", "errors"),
+    ("artifact_latest_fresh", "errors"),
+    ("rss_mib", "after_warmup"),
+    ("rss_mib", "after_run_c16"),
+    ("rss_mib", "after_history"),
+    ("rss_mib", "after_same_session_8"),
+    ("rss_mib", "growth"),
 ]
 
 
@@ -258,13 +287,8 @@ def table(columns: dict[str, dict[str, Any]]) -> str:
         lines.append(
             f"| {workload} | {figure} | " + " | ".join(str(v) for v in values) + f" | {ratio} |"
         )
-    for name in names:
-        codes = columns[name].get("same_session_8", {}).get("status_codes")
-        rss = columns[name].get("rss_mib")
-        lines.append(
-            f"| same_session_8 | status codes ({name}) | {codes} | rss MiB {rss} |"
-            + " |" * (len(names) - 1)
-        )
+    codes = [columns[n].get("same_session_8", {}).get("status_codes") for n in names]
+    lines.append("| same_session_8 | status codes | " + " | ".join(map(str, codes)) + " |  |")
     return "\n".join(lines)
 
 
