@@ -31,6 +31,7 @@ from app.artifacts.blobstore import (
     BlobTooLarge,
 )
 from app.artifacts.models import ArtifactVersion, is_user_scoped, validate_artifact_name
+from app.db import fast
 from app.db.engine import DbSession, create_sessionmaker, write_options
 from app.db.tables import StorageArtifactCounter, StorageArtifactVersion, StorageSession
 from app.db.tables.artifacts import USER_SCOPE
@@ -345,11 +346,12 @@ class ArtifactService:
         # tool saves an artifact.
         def unit(db: Connection) -> int:
             ids = {"k_app": scope.app_name, "k_user": scope.user_id, "k_id": scope.session_id}
-            session_pk = db.scalar(_SESSION_PK, ids)
+            session_pk = fast.scalar(db, _SESSION_PK, ids)
             if session_pk is None:
                 raise SessionNotFound(f"Session {scope.session_id!r} does not exist.")
             return int(
-                db.scalar(
+                fast.scalar(
+                    db,
                     self._next_version,
                     {
                         "app_name": scope.app_name,

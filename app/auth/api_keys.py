@@ -16,6 +16,7 @@ from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.auth.principal import Principal
+from app.db import fast
 from app.db.engine import create_sessionmaker, write_options
 from app.db.tables import StorageApiKey
 from app.db.units import Units
@@ -97,9 +98,7 @@ class ApiKeyService:
             return None
         # Every request of an authenticated deployment passes here: one prebuilt Core statement on
         # a plain connection, no ORM identity map.
-        row = await self._units.read(
-            lambda db: db.execute(_KEY_BY_ID, {"k_id": key_id}).one_or_none()
-        )
+        row = await self._units.read(lambda db: fast.first(db, _KEY_BY_ID, {"k_id": key_id}))
         if row is None or row.revoke_time is not None:
             return None
         if not hmac.compare_digest(row.secret_sha256, _digest(secret)):

@@ -18,6 +18,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db import fast
 from app.db.engine import DbSession, create_sessionmaker, write_options
 from app.db.tables import StorageEvent, StorageInvocation, StorageSession, StorageSessionLease
 from app.db.units import Units
@@ -203,14 +204,17 @@ class InvocationStore:
 
         def unit(db: Connection) -> bool:
             if row.session_pk is None:
-                pk = db.scalar(
+                pk = fast.scalar(
+                    db,
                     _SESSION_PK,
                     {"k_app": row.app_name, "k_user": row.user_id, "k_id": row.session_id},
                 )
                 if pk is None:
                     raise SessionNotFound(f"Session {row.session_id!r} does not exist.")
                 row.session_pk = int(pk)
-            db.execute(_INSERT_INVOCATION, {c.key: getattr(row, c.key) for c in _invocations.c})
+            fast.execute_many(
+                db, _INSERT_INVOCATION, [{c.key: getattr(row, c.key) for c in _invocations.c}]
+            )
             return acquire and self._acquire(db, row.id, row.session_pk, row.owner, ttl)
 
         try:
@@ -232,26 +236,26 @@ class InvocationStore:
         self, db: Connection, invocation_id: str, session_pk: int, owner: str, ttl: float
     ) -> bool:
         now = time.time()
-        oldest = db.scalar(_OLDEST_QUEUED, {"k_pk": session_pk, "k_now": now})
+        oldest = fast.scalar(db, _OLDEST_QUEUED, {"k_pk": session_pk, "k_now": now})
         if oldest is not None and oldest != invocation_id:
             return False
-        holder = (
-            db.execute(
-                self._lease_upsert,
-                {
-                    "session_pk": session_pk,
-                    "invocation_id": invocation_id,
-                    "owner": owner,
-                    "expires_at": now + ttl,
-                    "k_now": now,
-                },
-            )
-        ).scalar_one_or_none()
+        holder = fast.scalar(
+            db,
+            self._lease_upsert,
+            {
+                "session_pk": session_pk,
+                "invocation_id": invocation_id,
+                "owner": owner,
+                "expires_at": now + ttl,
+                "k_now": now,
+            },
+        )
         if holder != invocation_id:
             return False
-        db.execute(
+        fast.execute_many(
+            db,
             _MARK_RUNNING,
-            {"k_id": invocation_id, "v_now": now, "v_owner": owner, "v_expires": now + ttl},
+            [{"k_id": invocation_id, "v_now": now, "v_owner": owner, "v_expires": now + ttl}],
         )
         return True
 
@@ -289,8 +293,9 @@ class InvocationStore:
     ) -> Invocation | None:
         """Record the outcome, release the session lease; the final resource (None if gone)."""
 
-        def unit(db: Connection) -> Row[Any] | None:
-            row = db.execute(
+        def unit(db: Connection) -> Any:
+            row = fast.first(
+                db,
                 _FINISH,
                 {
                     "k_id": invocation_id,
@@ -298,8 +303,8 @@ class InvocationStore:
                     "v_error": error,
                     "v_now": time.time(),
                 },
-            ).one_or_none()
-            db.execute(_RELEASE, {"k_pk": session_pk, "k_id": invocation_id})
+            )
+            fast.execute_many(db, _RELEASE, [{"k_pk": session_pk, "k_id": invocation_id}])
             return row
 
         row = await self._units.write("finish", unit)

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from app.db import fast
 from app.db.engine import write_options
 from app.db.tables import (
     StorageAppState,
@@ -279,7 +280,7 @@ class DatabaseSessionService(BaseSessionService):
         key = _key(app_name, user_id, session_id)
 
         def unit(db: Connection) -> _Loaded | None:
-            row = db.execute(_SESSION_ROW, key).one_or_none()
+            row = fast.first(db, _SESSION_ROW, key)
             if row is None:
                 return None
             after_seq = after_seq_of(row) if after_seq_of else config.after_seq
@@ -288,10 +289,10 @@ class DatabaseSessionService(BaseSessionService):
                 params = {"k_pk": row.pk, "k_after": -1 if after_seq is None else after_seq}
                 rows = [
                     (seq, data)
-                    for seq, data in db.execute(_EVENTS_AFTER, {**params, "k_limit": limit})
+                    for seq, data in fast.rows(db, _EVENTS_AFTER, {**params, "k_limit": limit})
                 ]
-            app_state = dict(db.execute(_APP_STATE, key).all())
-            user_state = dict(db.execute(_USER_STATE, key).all())
+            app_state = dict(fast.rows(db, _APP_STATE, key))
+            user_state = dict(fast.rows(db, _USER_STATE, key))
             return row, rows, app_state, user_state
 
         loaded = await self._units.read(unit)
@@ -395,11 +396,11 @@ class DatabaseSessionService(BaseSessionService):
         key = _key(session.app_name, session.user_id, session.id)
 
         def unit(db: Connection) -> tuple[int, float]:
-            claimed = db.execute(
-                _CLAIM_SEQ, {**key, "k_expected": expected, "v_seq": seq, "v_now": now}
-            ).one_or_none()
+            claimed = fast.first(
+                db, _CLAIM_SEQ, {**key, "k_expected": expected, "v_seq": seq, "v_now": now}
+            )
             if claimed is None:
-                actual = db.scalar(_LAST_SEQ, key)
+                actual = fast.scalar(db, _LAST_SEQ, key)
                 if actual is None:
                     raise SessionNotFound(f"Session {session.id!r} does not exist.")
                 raise SessionConflict(
@@ -408,27 +409,31 @@ class DatabaseSessionService(BaseSessionService):
                     actual_seq=actual,
                 )
             session_pk, stored_state, create_time = claimed
-            db.execute(
+            fast.execute_many(
+                db,
                 _INSERT_EVENT,
-                {
-                    "session_pk": session_pk,
-                    "seq": seq,
-                    "id": event.id,
-                    "invocation_id": event.invocation_id,
-                    "author": event.author,
-                    "timestamp": event.timestamp,
-                    "event": wire,
-                },
+                [
+                    {
+                        "session_pk": session_pk,
+                        "seq": seq,
+                        "id": event.id,
+                        "invocation_id": event.invocation_id,
+                        "author": event.author,
+                        "timestamp": event.timestamp,
+                        "event": wire,
+                    }
+                ],
             )
             if scoped.session:
                 new_state = {**stored_state, **scoped.session}
                 self._limits.check_state(new_state)
-                db.execute(_SET_STATE, {"k_pk": session_pk, "v_state": new_state})
+                fast.execute_many(db, _SET_STATE, [{"k_pk": session_pk, "v_state": new_state}])
             self._upsert_shared_state(
                 db, session.app_name, session.user_id, scoped.app, scoped.user, now
             )
             if artifact_versions:
-                db.execute(
+                fast.execute_many(
+                    db,
                     _INSERT_ARTIFACT_VERSION,
                     [
                         _artifact_row(session, session_pk, seq, version, now)
@@ -480,21 +485,24 @@ class DatabaseSessionService(BaseSessionService):
         now: float,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Insert the session row and its initial shared state; the app and user state after."""
-        db.execute(
+        fast.execute_many(
+            db,
             _INSERT_SESSION,
-            {
-                "app_name": app_name,
-                "user_id": user_id,
-                "id": session_id,
-                "state": scoped.session,
-                "last_seq": 0,
-                "create_time": now,
-                "update_time": now,
-            },
+            [
+                {
+                    "app_name": app_name,
+                    "user_id": user_id,
+                    "id": session_id,
+                    "state": scoped.session,
+                    "last_seq": 0,
+                    "create_time": now,
+                    "update_time": now,
+                }
+            ],
         )
         self._upsert_shared_state(db, app_name, user_id, scoped.app, scoped.user, now)
         key = {"k_app": app_name, "k_user": user_id}
-        return dict(db.execute(_APP_STATE, key).all()), dict(db.execute(_USER_STATE, key).all())
+        return dict(fast.rows(db, _APP_STATE, key)), dict(fast.rows(db, _USER_STATE, key))
 
     def _upsert_shared_state(
         self,
@@ -506,7 +514,8 @@ class DatabaseSessionService(BaseSessionService):
         now: float,
     ) -> None:
         if app_delta:
-            db.execute(
+            fast.execute_many(
+                db,
                 self._upsert_app_state,
                 [
                     {"app_name": app_name, "key": k, "value": v, "update_time": now}
@@ -514,7 +523,8 @@ class DatabaseSessionService(BaseSessionService):
                 ],
             )
         if user_delta:
-            db.execute(
+            fast.execute_many(
+                db,
                 self._upsert_user_state,
                 [
                     {
