@@ -14,12 +14,13 @@ PostgreSQL needs none of this.
 import asyncio
 import sqlite3
 import time
+import weakref
 from pathlib import Path
 from typing import Any, cast
 
 import orjson
 from sqlalchemy import event
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlalchemy.ext.asyncio import AsyncSession as DbSession
 from sqlalchemy.pool import ConnectionPoolEntry
@@ -87,20 +88,34 @@ def create_db_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> As
     return db_engine
 
 
+_writer_locks: "weakref.WeakKeyDictionary[Engine, asyncio.Lock]" = weakref.WeakKeyDictionary()
+
+
+def sqlite_writer_lock(db_engine: AsyncEngine) -> asyncio.Lock:
+    """The in-process writer lock of an SQLite engine (every writer of the file takes it)."""
+    return _writer_locks[db_engine.sync_engine]
+
+
+def configure_sqlite_connection(dbapi_connection: Any) -> None:
+    """Per-connection settings; also used for the raw connections of `app.db.units`."""
+    # None = sqlite3 never opens transactions on its own; we issue BEGIN ourselves.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_INLINE_BUSY_MS}")
+    cursor.close()
+
+
 def _configure_sqlite(db_engine: AsyncEngine) -> None:
     sync_engine = db_engine.sync_engine
     writer_lock = asyncio.Lock()
+    _writer_locks[sync_engine] = writer_lock
 
     @event.listens_for(sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        # None = sqlite3 never opens transactions on its own; we issue BEGIN ourselves.
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_INLINE_BUSY_MS}")
-        cursor.close()
+        configure_sqlite_connection(dbapi_connection)
 
     @event.listens_for(sync_engine, "begin")
     def _on_begin(connection: Connection) -> None:
@@ -135,15 +150,28 @@ def _begin_immediate(raw: sqlite3.Connection) -> None:
     """BEGIN IMMEDIATE, waiting (without blocking the loop) while another process writes."""
     deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
     delay = 0.001
-    while True:
-        try:
-            raw.execute("BEGIN IMMEDIATE")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
+    while not _try_begin_immediate(raw, deadline):
         await_only(asyncio.sleep(delay))
         delay = min(delay * 2, 0.05)
+
+
+async def begin_immediate(raw: sqlite3.Connection) -> None:
+    """`_begin_immediate` for callers on the event loop (outside SQLAlchemy's greenlets)."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    delay = 0.001
+    while not _try_begin_immediate(raw, deadline):
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+def _try_begin_immediate(raw: sqlite3.Connection, deadline: float) -> bool:
+    try:
+        raw.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc) or time.monotonic() > deadline:
+            raise
+        return False
+    return True
 
 
 def create_sessionmaker(db_engine: AsyncEngine) -> async_sessionmaker[DbSession]:
@@ -151,4 +179,13 @@ def create_sessionmaker(db_engine: AsyncEngine) -> async_sessionmaker[DbSession]
     return async_sessionmaker(db_engine, expire_on_commit=False)
 
 
-__all__ = ["DbSession", "create_db_engine", "create_sessionmaker", "is_sqlite", "write_options"]
+__all__ = [
+    "DbSession",
+    "begin_immediate",
+    "configure_sqlite_connection",
+    "create_db_engine",
+    "create_sessionmaker",
+    "is_sqlite",
+    "sqlite_writer_lock",
+    "write_options",
+]

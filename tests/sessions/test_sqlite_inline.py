@@ -124,3 +124,45 @@ async def test_a_writer_waits_for_another_process_without_blocking_the_loop(
     assert rows == ["other", "ours"]
     # The loop kept running other tasks while our writer waited (a blocked loop gives ~0).
     assert ticks >= 20
+
+
+async def test_units_and_orm_writers_share_the_writer_lock(tmp_path: Path) -> None:
+    """A unit of work (raw sqlite3 connection) waits for an SQLAlchemy writer of the same engine
+    that awaits mid-transaction, and both commit; the raw connections close with the engine."""
+    from app.db import units as units_module
+    from app.db.units import Units
+
+    engine = create_db_engine(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}")
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(text(DDL))
+        order: list[str] = []
+
+        async def orm_writer() -> None:
+            async with engine.connect() as conn:
+                conn = await conn.execution_options(**write_options)
+                async with conn.begin():
+                    await conn.execute(text("INSERT INTO t (who) VALUES ('orm')"))
+                    order.append("orm in")
+                    await asyncio.sleep(0.3)  # six busy timeouts
+                    order.append("orm out")
+
+        def insert_unit(db: object) -> None:
+            order.append("unit")
+            db.connection.driver_connection.execute(  # type: ignore[attr-defined]
+                "INSERT INTO t (who) VALUES ('unit')"
+            )
+
+        writer = asyncio.ensure_future(orm_writer())
+        while not order:
+            await asyncio.sleep(0.001)
+        await Units(engine).write("test", insert_unit)
+        await writer
+        async with engine.connect() as conn:
+            rows = (await conn.execute(text("SELECT who FROM t ORDER BY id"))).scalars().all()
+        assert engine.sync_engine in units_module._connections
+    finally:
+        await engine.dispose()
+    assert order == ["orm in", "orm out", "unit"]
+    assert rows == ["orm", "unit"]
+    assert engine.sync_engine not in units_module._connections
