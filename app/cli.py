@@ -68,7 +68,14 @@ def main(argv: list[str] | None = None) -> None:
             )
 
         uvicorn.run(
-            "app.main:app", host=args.host, port=args.port, workers=args.workers, log_config=None
+            "app.main:app",
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            log_config=None,
+            # uvicorn formats every access line before the logger drops it: skip the work when
+            # the level hides INFO.
+            access_log=logging.getLogger("uvicorn.access").isEnabledFor(logging.INFO),
         )
 
 
