@@ -78,8 +78,15 @@ RawUserIdPath = Annotated[str, Path(pattern=ID_PATTERN, max_length=128, descript
 SessionIdPath = Annotated[str, Path(pattern=ID_PATTERN, max_length=128, description="Session id.")]
 
 
-async def authorized_user_id(user_id: RawUserIdPath, principal: PrincipalDep) -> str:
+# The two path checks below read the principal and the registry off the request instead of
+# depending on `PrincipalDep`/`RegistryDep`: each dependency node costs FastAPI a cache-key and
+# four parameter passes per request, and these run on every user-scoped route. `authenticate`
+# is a router dependency, so it has always run (and set request.state.principal) before them.
+
+
+async def authorized_user_id(request: Request, user_id: RawUserIdPath) -> str:
     """The path's user id, if the principal may act for that user (else 404)."""
+    principal: Principal = request.state.principal
     principal.check_user(user_id)
     return user_id
 
@@ -87,11 +94,11 @@ async def authorized_user_id(user_id: RawUserIdPath, principal: PrincipalDep) ->
 UserIdPath = Annotated[str, Depends(authorized_user_id)]
 
 
-async def require_app(
-    app_name: AppNamePath, registry: RegistryDep, principal: PrincipalDep
-) -> AppInfo:
+async def require_app(request: Request, app_name: AppNamePath) -> AppInfo:
     """The addressed app; 404 app-not-found if it does not exist or is not the principal's."""
+    principal: Principal = request.state.principal
     principal.check_app(app_name)
+    registry: AppRegistry = request.app.state.registry
     return registry.require(app_name)
 
 

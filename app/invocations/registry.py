@@ -13,6 +13,7 @@ import importlib.util
 import re
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -40,6 +41,11 @@ class AppInfo:
     description: str = ""
 
 
+#: How long `require` trusts a folder it saw (every request addresses an app; two stat calls
+#: each were 2% of a create's CPU). A new folder is found at once; a removed one within this.
+REQUIRE_TTL_SECONDS = 1.0
+
+
 class AppRegistry:
     """Apps found in the agents directory (re-scanned per call: folders may be added live)."""
 
@@ -47,6 +53,7 @@ class AppRegistry:
         self._agents_dir = agents_dir
         self._loaded: dict[str, App] = {}
         self._lock = threading.Lock()
+        self._seen: dict[str, tuple[float, AppInfo]] = {}
 
     def list_apps(self) -> list[AppInfo]:
         """All apps, sorted by name."""
@@ -60,10 +67,17 @@ class AppRegistry:
 
     def require(self, app_name: str) -> AppInfo:
         """The app named `app_name`, or AppNotFound."""
+        now = time.monotonic()
+        seen = self._seen.get(app_name)
+        if seen is not None and now - seen[0] < REQUIRE_TTL_SECONDS:
+            return seen[1]
         if _is_app_name(app_name):
             path = self._agents_dir / app_name
             if path.is_dir():
-                return AppInfo(name=app_name, description=_description(path))
+                info = AppInfo(name=app_name, description=_description(path))
+                self._seen[app_name] = (now, info)
+                return info
+        self._seen.pop(app_name, None)
         raise AppNotFound(f"No app named {app_name!r}.")
 
     def load(self, app_name: str) -> App:
