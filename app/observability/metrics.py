@@ -102,6 +102,8 @@ class Metrics:
             registry=self.registry,
         )
         self._transaction_children: dict[str, Any] = {}
+        # Keys are route templates (never raw paths), so this stays as small as the series.
+        self._request_children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
         self.session_leases_active = Gauge(
             "agentd_session_leases_active",
             "Session leases this replica holds.",
@@ -110,8 +112,16 @@ class Metrics:
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Record one answered HTTP request."""
-        self.http_requests.labels(method=method, route=route, status=str(status)).inc()
-        self.http_request_duration.labels(method=method, route=route).observe(seconds)
+        key = (method, route, status)
+        children = self._request_children.get(key)
+        if children is None:  # labels() takes a lock and builds a key per call: once per series
+            children = (
+                self.http_requests.labels(method=method, route=route, status=str(status)),
+                self.http_request_duration.labels(method=method, route=route),
+            )
+            self._request_children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     @contextmanager
     def time_transaction(self, operation: str) -> Iterator[None]:
