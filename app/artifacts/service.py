@@ -11,6 +11,7 @@ a user event carrying the delta.
 Reads go straight to the version rows: they are the single source of truth for what exists.
 """
 
+import functools
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable
 from dataclasses import dataclass
@@ -95,6 +96,7 @@ _SESSION_PK = select(_sessions.c.pk).where(
 )
 
 
+@functools.cache  # one statement object per dialect: app.db.fast compiles each once
 def _next_version_upsert(dialect: str) -> Any:
     """Counter row upsert returning the next free version (executed with the row's values)."""
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert

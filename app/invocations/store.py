@@ -6,6 +6,7 @@ atomic upsert; a queued invocation may only try once it is the oldest live queue
 session, so `enqueue` is first come, first served across replicas too.
 """
 
+import functools
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -83,6 +84,7 @@ _RELEASE = delete(_leases).where(
 )
 
 
+@functools.cache  # one statement object per dialect: app.db.fast compiles each once
 def _lease_upsert(dialect: str) -> Any:
     """Insert the session's lease, or take it over only if it expired; returns the holder."""
     stmt = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_leases)

@@ -13,22 +13,17 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import Row, Select, Table, bindparam, delete, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Row, Select, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.db import fast
-from app.db.engine import write_options
 from app.db.tables import (
-    StorageAppState,
-    StorageArtifactVersion,
     StorageEvent,
     StorageSession,
-    StorageUserState,
 )
 from app.db.tables.artifacts import USER_SCOPE
 from app.db.units import Units
@@ -39,7 +34,7 @@ from app.errors import (
     SessionNotFound,
     UnstorableValue,
 )
-from app.observability.metrics import time_transaction
+from app.sessions import statements as stmt
 from app.sessions.base import (
     BaseSessionService,
     EventPage,
@@ -59,76 +54,8 @@ from app.sessions.history_cache import HistoryCache
 from app.sessions.models import Event, Session
 from app.sessions.state import ScopedDelta, merge_state, split_delta
 
-_sessions = cast(Table, StorageSession.__table__)
-_events = cast(Table, StorageEvent.__table__)
-_app_states = cast(Table, StorageAppState.__table__)
-_user_states = cast(Table, StorageUserState.__table__)
-
-
-def _by_key(table: Any = _sessions) -> tuple[Any, ...]:
-    return (
-        table.c.app_name == bindparam("k_app"),
-        table.c.user_id == bindparam("k_user"),
-        table.c.id == bindparam("k_id"),
-    )
-
-
-# Built once: SQLAlchemy caches the compiled form of a statement object, so the hot path pays
-# neither construction nor cache-key generation per call.
-_SESSION_ROW = select(_sessions).where(*_by_key())
-_CLAIM_SEQ = (
-    update(_sessions)
-    .where(*_by_key(), _sessions.c.last_seq == bindparam("k_expected"))
-    .values(last_seq=bindparam("v_seq"), update_time=bindparam("v_now"))
-    .returning(_sessions.c.pk, _sessions.c.state, _sessions.c.create_time)
-)
-_SET_STATE = (
-    update(_sessions).where(_sessions.c.pk == bindparam("k_pk")).values(state=bindparam("v_state"))
-)
-_LAST_SEQ = select(_sessions.c.last_seq).where(*_by_key())
-_INSERT_EVENT = insert(_events)
-_INSERT_SESSION = insert(_sessions)
-_INSERT_ARTIFACT_VERSION = insert(cast(Table, StorageArtifactVersion.__table__))
-_EVENTS_AFTER = (
-    select(_events.c.seq, _events.c.event)
-    .where(_events.c.session_pk == bindparam("k_pk"), _events.c.seq > bindparam("k_after"))
-    .order_by(_events.c.seq.desc())
-    .limit(bindparam("k_limit"))
-)
-_APP_STATE = select(_app_states.c.key, _app_states.c.value).where(
-    _app_states.c.app_name == bindparam("k_app")
-)
-_USER_STATE = select(_user_states.c.key, _user_states.c.value).where(
-    _user_states.c.app_name == bindparam("k_app"), _user_states.c.user_id == bindparam("k_user")
-)
-
-
 #: A session row, its (seq, event JSON) rows in order, its app state and its user state.
 _Loaded = tuple[Row[Any], list[tuple[int, dict[str, Any]]], dict[str, Any], dict[str, Any]]
-
-
-def _key(app_name: str, user_id: str, session_id: str) -> dict[str, Any]:
-    return {"k_app": app_name, "k_user": user_id, "k_id": session_id}
-
-
-def _upserts(dialect: str) -> tuple[Any, Any]:
-    """Per-key upserts of `app:` and `user:` state (executemany over the delta's keys)."""
-    insert_for = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    app_stmt = insert_for(_app_states)
-    user_stmt = insert_for(_user_states)
-    return (
-        app_stmt.on_conflict_do_update(
-            index_elements=["app_name", "key"],
-            set_={"value": app_stmt.excluded.value, "update_time": app_stmt.excluded.update_time},
-        ),
-        user_stmt.on_conflict_do_update(
-            index_elements=["app_name", "user_id", "key"],
-            set_={
-                "value": user_stmt.excluded.value,
-                "update_time": user_stmt.excluded.update_time,
-            },
-        ),
-    )
 
 
 class DatabaseSessionService(BaseSessionService):
@@ -143,13 +70,12 @@ class DatabaseSessionService(BaseSessionService):
         history_cache_events: int = 20_000,
     ) -> None:
         self._db_engine = db_engine
-        self._write_engine = db_engine.execution_options(**write_options)
         self._units = Units(db_engine)
         self._max_session_events = max_session_events
         self._limits = limits or StorageLimits()
         self._history = HistoryCache(history_cache_events)
         self._dialect = db_engine.dialect.name
-        self._upsert_app_state, self._upsert_user_state = _upserts(self._dialect)
+        self._upsert_app_state, self._upsert_user_state = stmt.shared_state_upserts(self._dialect)
 
     # Core statements on connections, not ORM sessions: these are the hot path of every turn,
     # and the ORM's unit-of-work bookkeeping cost more CPU than the statements themselves.
@@ -160,12 +86,6 @@ class DatabaseSessionService(BaseSessionService):
             if self._dialect != "sqlite":
                 await db.execution_options(isolation_level="REPEATABLE READ")
             async with db.begin():
-                yield db
-
-    @asynccontextmanager
-    async def _write(self, operation: str) -> AsyncIterator[AsyncConnection]:
-        with time_transaction(operation):
-            async with self._write_engine.begin() as db:
                 yield db
 
     # -- sessions -------------------------------------------------------------------------
@@ -277,10 +197,10 @@ class DatabaseSessionService(BaseSessionService):
         limit = self._max_session_events
         if config.num_recent_events is not None:
             limit = min(limit, max(config.num_recent_events, 0))
-        key = _key(app_name, user_id, session_id)
+        key = stmt.session_key(app_name, user_id, session_id)
 
         def unit(db: Connection) -> _Loaded | None:
-            row = fast.first(db, _SESSION_ROW, key)
+            row = fast.first(db, stmt.SESSION_ROW, key)
             if row is None:
                 return None
             after_seq = after_seq_of(row) if after_seq_of else config.after_seq
@@ -289,10 +209,10 @@ class DatabaseSessionService(BaseSessionService):
                 params = {"k_pk": row.pk, "k_after": -1 if after_seq is None else after_seq}
                 rows = [
                     (seq, data)
-                    for seq, data in fast.rows(db, _EVENTS_AFTER, {**params, "k_limit": limit})
+                    for seq, data in fast.rows(db, stmt.EVENTS_AFTER, {**params, "k_limit": limit})
                 ]
-            app_state = dict(fast.rows(db, _APP_STATE, key))
-            user_state = dict(fast.rows(db, _USER_STATE, key))
+            app_state = dict(fast.rows(db, stmt.APP_STATE, key))
+            user_state = dict(fast.rows(db, stmt.USER_STATE, key))
             return row, rows, app_state, user_state
 
         loaded = await self._units.read(unit)
@@ -333,12 +253,12 @@ class DatabaseSessionService(BaseSessionService):
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete the session; events and session artifact rows cascade."""
-        async with self._write("delete_session") as db:
-            result = await db.execute(
-                delete(StorageSession).where(*_session_key(app_name, user_id, session_id))
-            )
-            if result.rowcount == 0:
-                raise SessionNotFound(f"Session {session_id!r} does not exist.")
+        key = stmt.session_key(app_name, user_id, session_id)
+        deleted = await self._units.write(
+            "delete_session", lambda db: fast.first(db, stmt.DELETE_SESSION, key)
+        )
+        if deleted is None:
+            raise SessionNotFound(f"Session {session_id!r} does not exist.")
 
     async def list_events(
         self,
@@ -393,14 +313,14 @@ class DatabaseSessionService(BaseSessionService):
         expected = session.last_seq
         seq = expected + 1
         now = time.time()
-        key = _key(session.app_name, session.user_id, session.id)
+        key = stmt.session_key(session.app_name, session.user_id, session.id)
 
         def unit(db: Connection) -> tuple[int, float]:
             claimed = fast.first(
-                db, _CLAIM_SEQ, {**key, "k_expected": expected, "v_seq": seq, "v_now": now}
+                db, stmt.CLAIM_SEQ, {**key, "k_expected": expected, "v_seq": seq, "v_now": now}
             )
             if claimed is None:
-                actual = fast.scalar(db, _LAST_SEQ, key)
+                actual = fast.scalar(db, stmt.LAST_SEQ, key)
                 if actual is None:
                     raise SessionNotFound(f"Session {session.id!r} does not exist.")
                 raise SessionConflict(
@@ -411,7 +331,7 @@ class DatabaseSessionService(BaseSessionService):
             session_pk, stored_state, create_time = claimed
             fast.execute_many(
                 db,
-                _INSERT_EVENT,
+                stmt.INSERT_EVENT,
                 [
                     {
                         "session_pk": session_pk,
@@ -427,14 +347,14 @@ class DatabaseSessionService(BaseSessionService):
             if scoped.session:
                 new_state = {**stored_state, **scoped.session}
                 self._limits.check_state(new_state)
-                fast.execute_many(db, _SET_STATE, [{"k_pk": session_pk, "v_state": new_state}])
+                fast.execute_many(db, stmt.SET_STATE, [{"k_pk": session_pk, "v_state": new_state}])
             self._upsert_shared_state(
                 db, session.app_name, session.user_id, scoped.app, scoped.user, now
             )
             if artifact_versions:
                 fast.execute_many(
                     db,
-                    _INSERT_ARTIFACT_VERSION,
+                    stmt.INSERT_ARTIFACT_VERSION,
                     [
                         _artifact_row(session, session_pk, seq, version, now)
                         for version in artifact_versions
@@ -465,14 +385,15 @@ class DatabaseSessionService(BaseSessionService):
     async def _session_row(
         db: AsyncConnection, app_name: str, user_id: str, session_id: str
     ) -> Row[Any] | None:
-        return (await db.execute(_SESSION_ROW, _key(app_name, user_id, session_id))).one_or_none()
+        key = stmt.session_key(app_name, user_id, session_id)
+        return (await db.execute(stmt.SESSION_ROW, key)).one_or_none()
 
     @staticmethod
     async def _shared_state(
         db: AsyncConnection, app_name: str, user_id: str
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        app_rows = await db.execute(_APP_STATE, {"k_app": app_name})
-        user_rows = await db.execute(_USER_STATE, {"k_app": app_name, "k_user": user_id})
+        app_rows = await db.execute(stmt.APP_STATE, {"k_app": app_name})
+        user_rows = await db.execute(stmt.USER_STATE, {"k_app": app_name, "k_user": user_id})
         return dict(app_rows.all()), dict(user_rows.all())
 
     def _insert_session(
@@ -487,7 +408,7 @@ class DatabaseSessionService(BaseSessionService):
         """Insert the session row and its initial shared state; the app and user state after."""
         fast.execute_many(
             db,
-            _INSERT_SESSION,
+            stmt.INSERT_SESSION,
             [
                 {
                     "app_name": app_name,
@@ -502,7 +423,7 @@ class DatabaseSessionService(BaseSessionService):
         )
         self._upsert_shared_state(db, app_name, user_id, scoped.app, scoped.user, now)
         key = {"k_app": app_name, "k_user": user_id}
-        return dict(fast.rows(db, _APP_STATE, key)), dict(fast.rows(db, _USER_STATE, key))
+        return dict(fast.rows(db, stmt.APP_STATE, key)), dict(fast.rows(db, stmt.USER_STATE, key))
 
     def _upsert_shared_state(
         self,
@@ -537,14 +458,6 @@ class DatabaseSessionService(BaseSessionService):
                     for k, v in sorted(user_delta.items())
                 ],
             )
-
-
-def _session_key(app_name: str, user_id: str, session_id: str) -> tuple[Any, ...]:
-    return (
-        StorageSession.app_name == app_name,
-        StorageSession.user_id == user_id,
-        StorageSession.id == session_id,
-    )
 
 
 def _to_session(
