@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from google.genai import types
-from sqlalchemy import Select, Table, bindparam, delete, exists, select
+from sqlalchemy import Select, Table, delete, exists, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -34,7 +34,7 @@ from app.artifacts.blobstore import (
 from app.artifacts.models import ArtifactVersion, is_user_scoped, validate_artifact_name
 from app.db import fast
 from app.db.engine import DbSession, create_sessionmaker, write_options
-from app.db.tables import StorageArtifactCounter, StorageArtifactVersion, StorageSession
+from app.db.tables import StorageArtifactCounter, StorageArtifactVersion
 from app.db.tables.artifacts import USER_SCOPE
 from app.db.units import Units
 from app.errors import (
@@ -46,6 +46,7 @@ from app.errors import (
 )
 from app.sessions.base import BaseSessionService, NewArtifactVersion
 from app.sessions.models import EventActions
+from app.sessions.statements import SESSION_PK, session_key
 
 DEFAULT_MIME_TYPE = "application/octet-stream"
 
@@ -87,13 +88,7 @@ def part_bytes(part: types.Part) -> tuple[bytes, str]:
     raise InvalidArtifact("An artifact Part needs inlineData or text.")
 
 
-_sessions = cast(Table, StorageSession.__table__)
 _counters = cast(Table, StorageArtifactCounter.__table__)
-_SESSION_PK = select(_sessions.c.pk).where(
-    _sessions.c.app_name == bindparam("k_app"),
-    _sessions.c.user_id == bindparam("k_user"),
-    _sessions.c.id == bindparam("k_id"),
-)
 
 
 @functools.cache  # one statement object per dialect: app.db.fast compiles each once
@@ -328,11 +323,7 @@ class ArtifactService:
     @staticmethod
     async def _require_session(db: DbSession, scope: ArtifactScope) -> int:
         pk = await db.scalar(
-            select(StorageSession.pk).where(
-                StorageSession.app_name == scope.app_name,
-                StorageSession.user_id == scope.user_id,
-                StorageSession.id == scope.session_id,
-            )
+            SESSION_PK, session_key(scope.app_name, scope.user_id, scope.session_id)
         )
         if pk is None:
             raise SessionNotFound(f"Session {scope.session_id!r} does not exist.")
@@ -347,8 +338,8 @@ class ArtifactService:
         # Core statements built once (see app.sessions.database): this runs in every turn whose
         # tool saves an artifact.
         def unit(db: Connection) -> int:
-            ids = {"k_app": scope.app_name, "k_user": scope.user_id, "k_id": scope.session_id}
-            session_pk = fast.scalar(db, _SESSION_PK, ids)
+            ids = session_key(scope.app_name, scope.user_id, scope.session_id)
+            session_pk = fast.scalar(db, SESSION_PK, ids)
             if session_pk is None:
                 raise SessionNotFound(f"Session {scope.session_id!r} does not exist.")
             return int(

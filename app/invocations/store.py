@@ -21,13 +21,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db import fast
 from app.db.engine import DbSession, create_sessionmaker, write_options
-from app.db.tables import StorageEvent, StorageInvocation, StorageSession, StorageSessionLease
+from app.db.tables import StorageEvent, StorageInvocation, StorageSessionLease
 from app.db.units import Units
 from app.errors import InvocationInterrupted, InvocationNotFound, SessionNotFound
 from app.invocations.models import Invocation, InvocationStatus
 from app.observability.metrics import time_transaction
 from app.sessions.base import decode_page_token, encode_page_token
 from app.sessions.models import Event
+from app.sessions.statements import SESSION_PK, session_key
 
 LIVE = (InvocationStatus.QUEUED.value, InvocationStatus.RUNNING.value)
 
@@ -43,15 +44,9 @@ class SessionRef:
 
 _invocations = cast(Table, StorageInvocation.__table__)
 _leases = cast(Table, StorageSessionLease.__table__)
-_sessions = cast(Table, StorageSession.__table__)
 
 # The statements of every run (create, acquire, finish) are built once; SQLAlchemy then reuses
 # their compiled form instead of rebuilding and re-keying them per call.
-_SESSION_PK = select(_sessions.c.pk).where(
-    _sessions.c.app_name == bindparam("k_app"),
-    _sessions.c.user_id == bindparam("k_user"),
-    _sessions.c.id == bindparam("k_id"),
-)
 _INSERT_INVOCATION = insert(_invocations)
 _OLDEST_QUEUED = (
     select(_invocations.c.id)
@@ -118,13 +113,7 @@ class InvocationStore:
     async def session_pk(self, ref: SessionRef) -> int:
         """The session's key, or SessionNotFound."""
         async with self._sessionmaker() as db:
-            pk = await db.scalar(
-                select(StorageSession.pk).where(
-                    StorageSession.app_name == ref.app_name,
-                    StorageSession.user_id == ref.user_id,
-                    StorageSession.id == ref.session_id,
-                )
-            )
+            pk = await db.scalar(SESSION_PK, session_key(ref.app_name, ref.user_id, ref.session_id))
         if pk is None:
             raise SessionNotFound(f"Session {ref.session_id!r} does not exist.")
         return int(pk)
@@ -208,8 +197,8 @@ class InvocationStore:
             if row.session_pk is None:
                 pk = fast.scalar(
                     db,
-                    _SESSION_PK,
-                    {"k_app": row.app_name, "k_user": row.user_id, "k_id": row.session_id},
+                    SESSION_PK,
+                    session_key(row.app_name, row.user_id, row.session_id),
                 )
                 if pk is None:
                     raise SessionNotFound(f"Session {row.session_id!r} does not exist.")

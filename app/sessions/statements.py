@@ -44,6 +44,7 @@ SET_STATE = (
     update(_sessions).where(_sessions.c.pk == bindparam("k_pk")).values(state=bindparam("v_state"))
 )
 LAST_SEQ = select(_sessions.c.last_seq).where(*by_key())
+SESSION_PK = select(_sessions.c.pk).where(*by_key())
 DELETE_SESSION = delete(_sessions).where(*by_key()).returning(_sessions.c.pk)
 INSERT_EVENT = insert(_events)
 INSERT_SESSION = insert(_sessions)
