@@ -139,10 +139,13 @@ class Units:
             await begin_immediate(raw)
             try:
                 result = unit(writer)
+                raw.commit()
             except BaseException:
-                raw.rollback()
+                # Also after a failed COMMIT: sqlite3 then leaves the transaction open, and the
+                # next unit's BEGIN would fail on this connection.
+                if raw.in_transaction:
+                    raw.rollback()
                 raise
-            raw.commit()
             return result
 
 
