@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from google.genai import types
-from sqlalchemy import Select, Table, delete, exists, select
+from sqlalchemy import Select, Table, bindparam, delete, exists, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -89,6 +89,21 @@ def part_bytes(part: types.Part) -> tuple[bytes, str]:
 
 
 _counters = cast(Table, StorageArtifactCounter.__table__)
+
+
+_versions = cast(Table, StorageArtifactVersion.__table__)
+_VERSION_OF_NAME = (
+    _versions.c.app_name == bindparam("k_app"),
+    _versions.c.user_id == bindparam("k_user"),
+    _versions.c.session_id == bindparam("k_scope"),
+    _versions.c.name == bindparam("k_name"),
+)
+_LATEST_VERSION = (
+    select(_versions).where(*_VERSION_OF_NAME).order_by(_versions.c.version.desc()).limit(1)
+)
+_EXACT_VERSION = select(_versions).where(
+    *_VERSION_OF_NAME, _versions.c.version == bindparam("k_version")
+)
 
 
 @functools.cache  # one statement object per dialect: app.db.fast compiles each once
@@ -256,16 +271,25 @@ class ArtifactService:
     ) -> ArtifactContent:
         """One version (latest if None) with its blob key; ArtifactNotFound if absent."""
         validate_artifact_name(filename)
-        query = select(StorageArtifactVersion).where(*self._name_filter(scope, filename))
-        if version is None:
-            query = query.order_by(StorageArtifactVersion.version.desc()).limit(1)
-        else:
-            query = query.where(StorageArtifactVersion.version == version)
-        rows = await self._read_all(scope, query)
-        if not rows:
+        params = {
+            **session_key(scope.app_name, scope.user_id, scope.session_id),
+            "k_scope": scope.scope_id(filename),
+            "k_name": filename,
+        }
+        statement = _LATEST_VERSION if version is None else _EXACT_VERSION
+        if version is not None:
+            params["k_version"] = version
+
+        def unit(db: Connection) -> Any:
+            if fast.scalar(db, SESSION_PK, params) is None:
+                raise SessionNotFound(f"Session {scope.session_id!r} does not exist.")
+            return fast.first(db, statement, params)
+
+        # One read unit: every artifact read (the engine's load_artifact too) passes here.
+        row = await self._units.read(unit)
+        if row is None:
             suffix = "" if version is None else f" version {version}"
             raise ArtifactNotFound(f"No artifact named {filename!r}{suffix}.")
-        row = rows[0]
         return ArtifactContent(metadata=self._row_metadata(scope, row), blob_key=row.blob_key)
 
     async def load_part(

@@ -107,6 +107,13 @@ class LocalBlobStore(BlobStore):
         stop = total if end is None else min(end + 1, total)
         return _read_range(path, key, start, stop, chunk_size)
 
+    async def read_bytes(self, key: str) -> bytes:
+        """The whole (small) blob in one thread hop, not one per open/seek/read."""
+        data = await _run(_read_or_none, self._path(key))
+        if data is None:
+            raise BlobNotFound(key)
+        return data
+
     async def exists(self, key: str) -> bool:
         """Return whether a blob is stored under `key`."""
         return await _run(self._path(key).is_file)
@@ -221,6 +228,13 @@ def _fsync_dir(path: Path) -> None:
 
 def _unlink(path: Path) -> None:
     path.unlink(missing_ok=True)
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 def _open_or_none(path: Path) -> BinaryIO | None:
