@@ -38,7 +38,17 @@ class HistoryCache:
             self._size -= len(evicted)
 
     def extend(self, key: tuple[int, float], event: Event) -> None:
-        """Append a just-committed event if the cached history ends right before it."""
+        """Append a just-committed event if the cached history ends right before it.
+
+        In place: every appended event passes here, and the cached list is the cache's own
+        (readers get copies), so re-copying the whole history per event would be O(history).
+        """
         events = self._entries.get(key)
-        if events and (events[-1].seq or 0) + 1 == event.seq:
-            self.put(key, [*events, event])
+        if not events or (events[-1].seq or 0) + 1 != event.seq:
+            return
+        events.append(event)
+        self._size += 1
+        self._entries.move_to_end(key)
+        while self._size > self.budget:
+            _, evicted = self._entries.popitem(last=False)
+            self._size -= len(evicted)
