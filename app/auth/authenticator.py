@@ -1,8 +1,12 @@
 """Authenticator: turns a request's credentials into a Principal, and rate-limits principals.
 
 Credentials: `Authorization: Bearer <token>` (a JWT or an API key) or `X-API-Key: <key>`.
-Rate limiting uses the `limits` library (moving window, in this process): each replica limits
-each principal to AGENTD_RATE_LIMIT_PER_MINUTE requests per minute (not with AGENTD_AUTH=none).
+Rate limiting uses the `limits` library (sliding window counter, in this process): each replica
+limits each principal to AGENTD_RATE_LIMIT_PER_MINUTE requests per minute (not with
+AGENTD_AUTH=none). Not its moving window: that strategy keeps one entry per request of the last
+minute and its in-memory storage re-slices that list in a worker thread after every hit, which
+cost ~0.1 ms of CPU per request under load (measured); the counter is O(1) per hit and weighs the
+previous minute's count by its overlap with the current one.
 """
 
 import math
@@ -10,7 +14,7 @@ import time
 
 from limits import RateLimitItemPerMinute
 from limits.aio.storage import MemoryStorage
-from limits.aio.strategies import MovingWindowRateLimiter
+from limits.aio.strategies import SlidingWindowCounterRateLimiter
 
 from app.auth.api_keys import ApiKeyService
 from app.auth.jwt import JwtVerifier
@@ -31,7 +35,7 @@ class Authenticator:
             if settings.rate_limit_per_minute > 0
             else None
         )
-        self._limiter = MovingWindowRateLimiter(MemoryStorage())
+        self._limiter = SlidingWindowCounterRateLimiter(MemoryStorage())
 
     async def authenticate(self, authorization: str | None, api_key: str | None) -> Principal:
         """The caller's principal; Unauthenticated if credentials are missing or invalid."""
