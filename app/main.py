@@ -37,6 +37,7 @@ from app.observability import (
     MetricsMiddleware,
     RequestIdMiddleware,
     configure_logging,
+    fastapi_telemetry,
     set_current,
     setup_tracing,
 )
@@ -107,6 +108,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Hosts LLM agents and keeps their sessions, invocations and artifacts.",
         lifespan=lifespan,
         generate_unique_id_function=_operation_id,
+        telemetry=fastapi_telemetry(),  # type: ignore[arg-type]
     )
     app.openapi = document_problems(app.openapi)  # type: ignore[method-assign]
     app.state.settings = settings

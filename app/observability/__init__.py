@@ -29,7 +29,7 @@ from app.observability.metrics import (
     set_current,
     time_transaction,
 )
-from app.observability.tracing import setup_tracing
+from app.observability.tracing import fastapi_telemetry, setup_tracing
 
 __all__ = [
     "REQUEST_ID_HEADER",
@@ -40,6 +40,7 @@ __all__ = [
     "RequestIdMiddleware",
     "bind_invocation",
     "configure_logging",
+    "fastapi_telemetry",
     "get_metrics",
     "invocation_finished",
     "invocation_id_var",

@@ -24,6 +24,18 @@ logger = logging.getLogger("agentd.tracing")
 ENDPOINT_VARIABLE = "OTEL_EXPORTER_OTLP_ENDPOINT"
 
 
+def fastapi_telemetry() -> dict[str, bool]:
+    """`FastAPI(telemetry=...)`: FastAPI's native OpenTelemetry hooks off unless tracing is wanted.
+
+    With them on, every request asks the global tracer, meter and logger providers whether they
+    are configured and collects per-operation data: ~3% of a create-session's CPU (py-spy) spent
+    on nothing when no exporter is set.
+    """
+    if os.environ.get(ENDPOINT_VARIABLE):
+        return {}
+    return {"tracing": False, "metrics": False, "logs": False, "operation_spans": False}
+
+
 def setup_tracing(app: "FastAPI") -> None:
     """Export traces of `app` over OTLP if configured and possible; otherwise do nothing."""
     if not os.environ.get(ENDPOINT_VARIABLE):

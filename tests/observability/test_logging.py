@@ -20,7 +20,7 @@ from app.observability.logging import (
     invocation_id_var,
     request_id_var,
 )
-from app.observability.tracing import ENDPOINT_VARIABLE, setup_tracing
+from app.observability.tracing import ENDPOINT_VARIABLE, fastapi_telemetry, setup_tracing
 
 log = logging.getLogger("tests.observability")
 
@@ -178,3 +178,16 @@ def test_tracing_is_a_no_op_without_an_endpoint(
         setup_tracing(app)
 
     assert [r.message for r in caplog.records] == [f"tracing off: {ENDPOINT_VARIABLE} is not set"]
+
+
+def test_fastapi_telemetry_is_off_without_an_endpoint_and_default_with_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(ENDPOINT_VARIABLE, raising=False)
+    off = fastapi_telemetry()
+    assert off == {"tracing": False, "metrics": False, "logs": False, "operation_spans": False}
+    # FastAPI skips its per-request provider checks when every signal is off.
+    assert not FastAPI(telemetry=off)._native_telemetry.enabled()  # type: ignore[arg-type]
+
+    monkeypatch.setenv(ENDPOINT_VARIABLE, "http://127.0.0.1:4318")
+    assert fastapi_telemetry() == {}
