@@ -5,6 +5,7 @@ and every test can build an app against its own database. The schema is owned by
 never creates tables; `agentd migrate` (which `make run` calls) does.
 """
 
+import gc
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -93,9 +94,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         app.state.invocation_manager = manager
         await manager.startup()
+        # What is alive now (imported modules, this app, its services) lives as long as the
+        # server. Frozen, the cyclic GC stops rescanning it: a full collection took ~140 ms over
+        # the ~220,000 objects of a started server, a pause every request in flight waits out
+        # (the ~170 ms outliers of `make bench`), and ~20 ms over what 500 turns added after it.
+        gc.freeze()
         try:
             yield
         finally:
+            gc.unfreeze()
             await manager.shutdown()
             await app.state.session_service.close()
             await blob_store.aclose()

@@ -1,5 +1,6 @@
 """/metrics after a run exposes every documented series; logs are JSON with request ids."""
 
+import gc
 import json
 from pathlib import Path
 
@@ -106,3 +107,15 @@ def test_server_logs_are_json_lines_with_the_request_id(tmp_path: Path) -> None:
     ]
     assert any(r.get("request_id") == "req-42" and "/list-apps" in r["message"] for r in records)
     assert all({"time", "level", "logger", "message"} <= set(r) for r in records)
+
+
+def test_a_serving_app_keeps_its_startup_objects_out_of_the_cyclic_gc(
+    api_settings: Settings,
+) -> None:
+    # A full collection over a started server's ~220,000 objects pauses every request ~140 ms.
+    with TestClient(create_app(api_settings)) as client:
+        assert client.get("/health").status_code == 200
+        frozen = gc.get_freeze_count()
+        assert frozen > 10_000
+    # Shut down, the app hands everything back so its leftovers can be collected.
+    assert gc.get_freeze_count() == 0
