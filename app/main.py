@@ -97,7 +97,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # What is alive now (imported modules, this app, its services) lives as long as the
         # server. Frozen, the cyclic GC stops rescanning it: a full collection took ~140 ms over
         # the ~220,000 objects of a started server, a pause every request in flight waits out
-        # (the ~170 ms outliers of `make bench`), and ~20 ms over what 500 turns added after it.
+        # (the ~170 ms outliers of `make bench`), and ~11 ms over what 500 turns added after it.
         gc.freeze()
         try:
             yield
