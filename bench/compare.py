@@ -17,7 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ from tests.live_server import LiveServer  # noqa: E402
 from tests.pgserver import start_postgres  # noqa: E402
 
 APP = "capital_bench"
+#: Headers a server is called with (None: no credentials).
+Headers = dict[str, str] | None
 ADK_VENV = PROJECT_ROOT / "bench" / ".adk-venv"
 ADK_VERSION = "2.13.0"
 
@@ -182,8 +185,9 @@ def ensure_adk_venv() -> None:
     )
 
 
-def run_agentd(args: argparse.Namespace, *, auth: bool, db: str = "sqlite") -> dict[str, Any]:
-    """agentd with the bench app; api keys + limits unless `auth` is False."""
+@contextmanager
+def agentd_server(*, auth: bool, db: str = "sqlite") -> Iterator[tuple[LiveServer, Headers]]:
+    """agentd with the bench app, and the headers to call it with; api keys + limits if `auth`."""
     with tempfile.TemporaryDirectory(prefix="agentd-bench-") as tmp:
         root = Path(tmp)
         env = {
@@ -219,26 +223,84 @@ def run_agentd(args: argparse.Namespace, *, auth: bool, db: str = "sqlite") -> d
             headers = {"Authorization": f"Bearer {token}"}
         server = LiveServer(root, env).start()
         try:
-            return asyncio.run(CompareBench(server, app=APP, headers=headers).compare(args))
+            yield server, headers
         finally:
             server.stop()
             if postgres is not None:
                 postgres.stop()
 
 
-def run_adk(args: argparse.Namespace) -> dict[str, Any]:
-    """ADK's api_server with the bench app."""
+@contextmanager
+def adk_server() -> Iterator[tuple[LiveServer, Headers]]:
+    """ADK's api_server with the bench app (no credentials)."""
     ensure_adk_venv()
     with tempfile.TemporaryDirectory(prefix="adk-bench-") as tmp:
         server = AdkServer(Path(tmp)).start()
         try:
-            return asyncio.run(CompareBench(server, app=APP).compare(args))
+            yield server, None
         finally:
             server.stop()
 
 
+def run_agentd(args: argparse.Namespace, *, auth: bool, db: str = "sqlite") -> dict[str, Any]:
+    """Every workload on agentd; api keys + limits unless `auth` is False."""
+    with agentd_server(auth=auth, db=db) as (server, headers):
+        return asyncio.run(CompareBench(server, app=APP, headers=headers).compare(args))
+
+
+def run_adk(args: argparse.Namespace) -> dict[str, Any]:
+    """Every workload on ADK's api_server."""
+    with adk_server() as (server, headers):
+        return asyncio.run(CompareBench(server, app=APP, headers=headers).compare(args))
+
+
+async def alternating_creates(
+    servers: dict[str, tuple[LiveServer, Headers]], rounds: int, count: int
+) -> dict[str, dict[str, Any]]:
+    """Sequential creates in rounds that alternate between the servers, all alive at once.
+
+    The per-server runs are minutes apart, and this machine's speed drifts by tens of percent
+    over minutes; alternating rounds of `count` creates puts any drift on every server alike,
+    so the ratio of their CPU per create is steadier than the one of the `create` row.
+    """
+    benches = {name: CompareBench(s, app=APP, headers=h) for name, (s, h) in servers.items()}
+    cpu = dict.fromkeys(benches, 0.0)
+    errors = dict.fromkeys(benches, 0)
+    for bench in benches.values():
+        await bench.create_sessions("alternating-warmup", min(count, 20))
+    for round_ in range(rounds):
+        for name, bench in benches.items():
+            before = cpu_ms(bench.pid)
+            _, failed = await bench.create_sessions(f"alternating{round_}", count)
+            cpu[name] += cpu_ms(bench.pid) - before
+            errors[name] += failed
+    for bench in benches.values():
+        await bench.http.aclose()
+    return {
+        name: {
+            "server_cpu_ms_per_req": round(cpu[name] / (rounds * count), 2),
+            "requests": rounds * count,
+            "errors": errors[name],
+        }
+        for name in benches
+    }
+
+
+def run_alternating_creates(args: argparse.Namespace, *, adk: bool) -> dict[str, dict[str, Any]]:
+    """`alternating_creates` on agentd (api keys) and, unless `adk` is False, ADK."""
+    with ExitStack() as stack:
+        servers = {"agentd": stack.enter_context(agentd_server(auth=True))}
+        if adk:
+            servers = {"adk": stack.enter_context(adk_server()), **servers}
+        else:
+            servers["agentd_auth_none"] = stack.enter_context(agentd_server(auth=False))
+        rounds = args.alternating_rounds
+        return asyncio.run(alternating_creates(servers, rounds, max(1, args.creates // rounds)))
+
+
 ROWS = [
     ("create", "server_cpu_ms_per_req"),
+    ("create_alternating", "server_cpu_ms_per_req"),
     ("create", "p50_ms"),
     ("run_c1", "server_cpu_ms_per_req"),
     ("run_c1", "p50_ms"),
@@ -285,7 +347,9 @@ def table(columns: dict[str, dict[str, Any]]) -> str:
             if isinstance(ours, (int, float)) and isinstance(theirs, (int, float)) and theirs:
                 ratio = f"{ours / theirs:.2f}"
         lines.append(
-            f"| {workload} | {figure} | " + " | ".join(str(v) for v in values) + f" | {ratio} |"
+            f"| {workload} | {figure} | "
+            + " | ".join("" if v is None else str(v) for v in values)
+            + f" | {ratio} |"
         )
     codes = [columns[n].get("same_session_8", {}).get("status_codes") for n in names]
     lines.append("| same_session_8 | status codes | " + " | ".join(map(str, codes)) + " |  |")
@@ -298,6 +362,12 @@ def main() -> None:
     # 1,000: the server CPU figure comes from /proc in 10 ms ticks, and 200 creates (~0.16 s of
     # agentd CPU) read only to +-0.05 ms per request, ~6% of the figure itself.
     parser.add_argument("--creates", type=int, default=1000)
+    parser.add_argument(
+        "--alternating-rounds",
+        type=int,
+        default=5,
+        help="create_alternating: the creates again, in this many rounds alternating the servers",
+    )
     parser.add_argument("--turns-c1", type=int, default=50)
     parser.add_argument("--turns-c16", type=int, default=13)
     parser.add_argument("--history", type=int, default=500)
@@ -313,6 +383,8 @@ def main() -> None:
     columns["agentd_auth_none"] = run_agentd(args, auth=False)
     if args.postgres:
         columns["agentd_postgres"] = run_agentd(args, auth=True, db="postgres")
+    for name, figures in run_alternating_creates(args, adk=not args.skip_adk).items():
+        columns[name]["create_alternating"] = figures
     sys.stdout.write(table(columns) + "\n")
     if args.json:
         sys.stdout.write(json.dumps(columns, indent=2) + "\n")

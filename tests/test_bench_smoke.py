@@ -22,11 +22,19 @@ def test_load_benchmark_runs_every_workload_without_errors() -> None:
 
 
 def test_compare_benchmark_runs_the_agentd_side_and_prints_the_table() -> None:
-    args = argparse.Namespace(creates=2, turns_c1=1, turns_c16=1, history=2, repeats=1)
+    args = argparse.Namespace(
+        creates=2, turns_c1=1, turns_c16=1, history=2, repeats=1, alternating_rounds=2
+    )
     figures = compare.run_agentd(args, auth=True)
     assert figures["same_session_8"]["status_codes"] == {"200": 8}
+    alternating = compare.run_alternating_creates(args, adk=False)
+    assert set(alternating) == {"agentd", "agentd_auth_none"}
+    assert alternating["agentd"]["requests"] == 2
+    assert alternating["agentd"]["errors"] == alternating["agentd_auth_none"]["errors"] == 0
+    figures["create_alternating"] = alternating["agentd"]
     rendered = compare.table({"agentd": figures})
     assert "| run_c16 | req_per_s |" in rendered
+    assert "| create_alternating | server_cpu_ms_per_req |" in rendered
 
 
 def test_pages_benchmark_measures_both_sessions() -> None:
