@@ -33,9 +33,7 @@ class HistoryCache:
             return
         self._entries[key] = events
         self._size += len(events)
-        while self._size > self.budget:
-            _, evicted = self._entries.popitem(last=False)
-            self._size -= len(evicted)
+        self._evict()
 
     def extend(self, key: tuple[int, float], event: Event) -> None:
         """Append a just-committed event if the cached history ends right before it.
@@ -49,6 +47,10 @@ class HistoryCache:
         events.append(event)
         self._size += 1
         self._entries.move_to_end(key)
+        self._evict()
+
+    def _evict(self) -> None:
+        """Drop least recently used sessions until the cache is within its budget."""
         while self._size > self.budget:
             _, evicted = self._entries.popitem(last=False)
             self._size -= len(evicted)
