@@ -99,7 +99,7 @@ async def _collect_garbage(grace_seconds: float | None) -> list[str]:
 
 
 async def _keys(args: argparse.Namespace) -> None:
-    from app.auth.api_keys import ApiKeyService
+    from app.security.api_keys import ApiKeyService
     from app.db.engine import create_db_engine
 
     db_engine = create_db_engine(get_settings().resolved_database_url, pool_size=1)

@@ -25,8 +25,8 @@ from app.api.middleware import BodySizeLimitMiddleware
 from app.api.openapi import document_problems
 from app.artifacts.factory import create_blob_store
 from app.artifacts.service import ArtifactService
-from app.auth.api_keys import ApiKeyService
-from app.auth.authenticator import Authenticator
+from app.security.api_keys import ApiKeyService
+from app.security.authenticator import Authenticator
 from app.db.engine import create_db_engine
 from app.errors import InternalError
 from app.invocations.manager import InvocationManager

@@ -179,7 +179,7 @@ def ensure_adk_venv() -> None:
             "-q",
             f"google-adk=={ADK_VERSION}",
             "aiosqlite",
-            "sqlalchemy",
+            "sqlalchemy[asyncio]",  # ADK's database session service needs greenlet
         ],
         check=True,
     )

@@ -5,8 +5,8 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 
 from app.artifacts.service import ArtifactService
-from app.auth.authenticator import Authenticator
-from app.auth.principal import Principal
+from app.security.authenticator import Authenticator
+from app.security.principal import Principal
 from app.invocations.manager import InvocationManager
 from app.invocations.registry import AppInfo, AppRegistry
 from app.sessions.base import ID_PATTERN, BaseSessionService

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi.testclient import TestClient
 
-from app.auth.api_keys import ApiKeyService
+from app.security.api_keys import ApiKeyService
 from app.db.engine import create_db_engine
 from app.main import create_app
 from app.settings import Settings

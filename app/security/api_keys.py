@@ -15,7 +15,7 @@ from typing import cast
 from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.auth.principal import Principal
+from app.security.principal import Principal
 from app.db import fast
 from app.db.engine import create_sessionmaker, write_options
 from app.db.tables import StorageApiKey

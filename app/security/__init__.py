@@ -1,5 +1,5 @@
 """Authentication and tenancy: principals, API keys, JWT verification, per-principal rate limits."""
 
-from app.auth.principal import ANONYMOUS, Principal
+from app.security.principal import ANONYMOUS, Principal
 
 __all__ = ["ANONYMOUS", "Principal"]

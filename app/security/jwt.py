@@ -12,7 +12,7 @@ from typing import Any
 
 import jwt
 
-from app.auth.principal import Principal
+from app.security.principal import Principal
 from app.settings import Settings
 
 
