@@ -99,8 +99,8 @@ async def _collect_garbage(grace_seconds: float | None) -> list[str]:
 
 
 async def _keys(args: argparse.Namespace) -> None:
-    from app.security.api_keys import ApiKeyService
     from app.db.engine import create_db_engine
+    from app.security.api_keys import ApiKeyService
 
     db_engine = create_db_engine(get_settings().resolved_database_url, pool_size=1)
     service = ApiKeyService(db_engine)

@@ -25,8 +25,6 @@ from app.api.middleware import BodySizeLimitMiddleware
 from app.api.openapi import document_problems
 from app.artifacts.factory import create_blob_store
 from app.artifacts.service import ArtifactService
-from app.security.api_keys import ApiKeyService
-from app.security.authenticator import Authenticator
 from app.db.engine import create_db_engine
 from app.errors import InternalError
 from app.invocations.manager import InvocationManager
@@ -42,6 +40,8 @@ from app.observability import (
     set_current,
     setup_tracing,
 )
+from app.security.api_keys import ApiKeyService
+from app.security.authenticator import Authenticator
 from app.sessions.base import StorageLimits
 from app.sessions.database import DatabaseSessionService
 from app.settings import Settings, get_settings

@@ -5,10 +5,10 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 
 from app.artifacts.service import ArtifactService
-from app.security.authenticator import Authenticator
-from app.security.principal import Principal
 from app.invocations.manager import InvocationManager
 from app.invocations.registry import AppInfo, AppRegistry
+from app.security.authenticator import Authenticator
+from app.security.principal import Principal
 from app.sessions.base import ID_PATTERN, BaseSessionService
 from app.settings import Settings
 

@@ -15,11 +15,11 @@ from typing import cast
 from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.security.principal import Principal
 from app.db import fast
 from app.db.engine import create_sessionmaker, write_options
 from app.db.tables import StorageApiKey
 from app.db.units import Units
+from app.security.principal import Principal
 
 PREFIX = "agentd"
 

@@ -16,10 +16,10 @@ from limits import RateLimitItemPerMinute
 from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
 
+from app.errors import RateLimited, Unauthenticated
 from app.security.api_keys import ApiKeyService
 from app.security.jwt import JwtVerifier
 from app.security.principal import ANONYMOUS, Principal
-from app.errors import RateLimited, Unauthenticated
 from app.settings import Settings
 
 

@@ -14,9 +14,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi.testclient import TestClient
 
-from app.security.api_keys import ApiKeyService
 from app.db.engine import create_db_engine
 from app.main import create_app
+from app.security.api_keys import ApiKeyService
 from app.settings import Settings
 from tests.live_server import build_agents_dir
 from tests.problems import assert_problem
