@@ -50,6 +50,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check app tests migrations bench agents
 	$(BIN)/ruff format --check app tests migrations bench agents
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(BIN)/mypy app tests bench agents
