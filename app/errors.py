@@ -75,6 +75,14 @@ class AppNotFound(NotFoundError):
     default_title = "App not found."
 
 
+class AppLoadError(AgentdError):
+    """An app folder exists but its code cannot be imported or defines no agent."""
+
+    problem_type = "app-load-failed"
+    status_code_ = 500
+    default_title = "App failed to load."
+
+
 class SessionNotFound(NotFoundError):
     """No such session for this app and user."""
 
@@ -167,6 +175,22 @@ class InvocationTimeout(AgentdError):
     problem_type = "invocation-timeout"
     status_code_ = 504
     default_title = "Invocation timed out."
+
+
+class InvocationFailed(AgentdError):
+    """An agent, callback, tool or model raised; the invocation stopped at that step."""
+
+    problem_type = "invocation-failed"
+    status_code_ = 500
+    default_title = "Invocation failed."
+
+
+class LlmCallsLimitExceededError(AgentdError):
+    """The invocation made more model calls than RunConfig.max_llm_calls allows."""
+
+    problem_type = "llm-calls-limit-exceeded"
+    status_code_ = 422
+    default_title = "Model call limit exceeded."
 
 
 class ArtifactVersionConflict(ConflictError):
@@ -297,3 +321,16 @@ class ServiceUnavailable(AgentdError):
     problem_type = "service-unavailable"
     status_code_ = 503
     default_title = "Service unavailable."
+
+
+# -- storage errors: raised by the unit of work (app.db.uow), never shown to clients as such;
+# services translate them into the problems above (a taken id, a value the database refuses).
+
+
+class DuplicateKey(Exception):
+    """A unique or foreign-key constraint refused a write; the transaction was rolled back."""
+
+
+class RejectedValue(Exception):
+    """The database refused a statement for another reason (a value it cannot hold, a lost
+    connection); the transaction was rolled back."""

@@ -1,0 +1,50 @@
+"""Opaque, URL-safe page tokens: every paginated list encodes its cursor with these."""
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from app.errors import InvalidPageToken
+from app.wire import MAX_SEQ
+
+def encode_page_token(payload: dict[str, Any]) -> str:
+    """An opaque, URL-safe cursor."""
+    raw = json.dumps(payload, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_page_token(token: str, *, kind: str) -> dict[str, Any]:
+    """Decode a cursor made by `encode_page_token` for list `kind`, or raise InvalidPageToken."""
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        payload = json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise InvalidPageToken("The pageToken is not one this server issued.") from exc
+    if not isinstance(payload, dict) or payload.get("k") != kind:
+        raise InvalidPageToken("The pageToken belongs to another list.")
+    return payload
+
+
+def session_cursor(token: str) -> str:
+    """The id after which a sessions page starts."""
+    after = decode_page_token(token, kind="sessions").get("after")
+    if not isinstance(after, str):
+        raise InvalidPageToken("The pageToken is not one this server issued.")
+    return after
+
+
+def event_cursor(token: str, *, descending: bool) -> int:
+    """The seq after (or, descending, before) which an events page starts."""
+    kind = "events-desc" if descending else "events-asc"
+    seq = decode_page_token(token, kind=kind).get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq <= MAX_SEQ:
+        raise InvalidPageToken("The pageToken is not one this server issued.")
+    return seq
+
+
+def event_page_token(seq: int, *, descending: bool) -> str:
+    """The cursor of the events page that follows the event `seq`."""
+    return encode_page_token({"k": "events-desc" if descending else "events-asc", "seq": seq})
+
+

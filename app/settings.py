@@ -25,6 +25,14 @@ class Settings(BaseSettings):
     agents_dir: Path = Field(default=Path("agents"), description="One sub-folder per app.")
     db_pool_size: int = Field(default=10, ge=1, le=200)
     db_echo: bool = False
+    sqlite_fast_path: bool = Field(
+        default=True,
+        description=(
+            "SQLite only: run statements inline on the event loop through the compiled-statement "
+            "executor (app.db.sqlite). false = SQLAlchemy's stock aiosqlite path (SQL echo and "
+            "tracing see every statement)."
+        ),
+    )
 
     max_request_bytes: int = Field(
         default=8 * 1024 * 1024,

@@ -69,17 +69,33 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return fresh_pg_url(request.getfixturevalue("postgres"), request.getfixturevalue("pg_template"))
 
 
-@pytest.fixture
-async def db_engine(db_url: str) -> AsyncIterator[AsyncEngine]:
-    """An async engine on `db_url`, disposed after the test."""
-    engine = create_db_engine(db_url, pool_size=5)
+#: The database backends of the contract suites: SQLite with the fast path (`app.db.sqlite`) on
+#: and off (AGENTD_SQLITE_FAST_PATH=false), and PostgreSQL, where the setting changes nothing.
+DB_BACKENDS = ["sqlite", "sqlite-plain", "postgres"]
+
+
+def engine_for(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> AsyncEngine:
+    """A fresh, migrated database on `backend` (one of DB_BACKENDS) and an engine on it."""
+    if backend == "postgres":
+        url = fresh_pg_url(
+            request.getfixturevalue("postgres"), request.getfixturevalue("pg_template")
+        )
+    else:
+        url = fresh_sqlite_url(request.getfixturevalue("sqlite_template"), tmp_path)
+    return create_db_engine(url, pool_size=5, sqlite_fast_path=backend != "sqlite-plain")
+
+
+@pytest.fixture(params=DB_BACKENDS)
+async def db_engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    """An async engine on a migrated, empty database of each backend, disposed after the test."""
+    engine = engine_for(request, request.param, tmp_path)
     try:
         yield engine
     finally:
         await engine.dispose()
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=["memory", *DB_BACKENDS])
 async def session_service(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[BaseSessionService]:
@@ -87,13 +103,7 @@ async def session_service(
     if request.param == "memory":
         yield InMemorySessionService()
         return
-    if request.param == "sqlite":
-        url = fresh_sqlite_url(request.getfixturevalue("sqlite_template"), tmp_path)
-    else:
-        url = fresh_pg_url(
-            request.getfixturevalue("postgres"), request.getfixturevalue("pg_template")
-        )
-    engine = create_db_engine(url, pool_size=5)
+    engine = engine_for(request, request.param, tmp_path)
     try:
         yield DatabaseSessionService(engine)
     finally:

@@ -12,7 +12,7 @@ from typing import Any
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from app.agents.callbacks import CallbackSlot, run_callbacks
+from app.agents.callbacks import CallbackSlot, dispatch
 from app.contexts.callback import CallbackContext
 from app.contexts.invocation import InvocationContext
 from app.sessions.models import Event, EventActions, NodeInfo
@@ -107,11 +107,13 @@ class BaseAgent(BaseModel):
     async def _callback_event(self, ctx: InvocationContext, *, before: bool) -> Event | None:
         actions = EventActions()
         callback_context = CallbackContext(ctx, event_actions=actions)
-        hook = "before_agent_callback" if before else "after_agent_callback"
-        content = await ctx.plugin_manager.run(hook, agent=self, callback_context=callback_context)
-        if content is None:
-            slot = self.before_agent_callback if before else self.after_agent_callback
-            content = await run_callbacks(slot, callback_context=callback_context)
+        content = await dispatch(
+            ctx.plugin_manager,
+            "before_agent_callback" if before else "after_agent_callback",
+            self.before_agent_callback if before else self.after_agent_callback,
+            plugin_kwargs={"agent": self, "callback_context": callback_context},
+            callback_kwargs={"callback_context": callback_context},
+        )
         if content is not None:
             if before:
                 ctx.end()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
-from app.agents.callbacks import run_callbacks
+from app.agents.callbacks import dispatch
 from app.contexts.invocation import InvocationContext
 from app.contexts.tool import ToolContext
 from app.observability.metrics import record_tool_call
@@ -79,33 +79,28 @@ async def _execute_tool(
     args: dict[str, Any],
     tool_context: ToolContext,
 ) -> Any:
-    result = await ctx.plugin_manager.run(
-        "before_tool_callback", tool=tool, tool_args=args, tool_context=tool_context
+    # Plugins get the arguments as `tool_args`, agent callbacks as `args` (ADK's names).
+    plugin_kwargs: dict[str, Any] = {"tool": tool, "tool_args": args, "tool_context": tool_context}
+    callback_kwargs: dict[str, Any] = {"tool": tool, "args": args, "tool_context": tool_context}
+    result = await dispatch(
+        ctx.plugin_manager,
+        "before_tool_callback",
+        agent.before_tool_callback,
+        plugin_kwargs=plugin_kwargs,
+        callback_kwargs=callback_kwargs,
     )
-    if result is None:
-        result = await run_callbacks(
-            agent.before_tool_callback, tool=tool, args=args, tool_context=tool_context
-        )
     if result is None:
         try:
             result = await tool.run_async(args=args, tool_context=tool_context)
         except Exception as error:
             record_tool_call(ctx.app_name, tool.name, "error")
-            result = await ctx.plugin_manager.run(
+            result = await dispatch(
+                ctx.plugin_manager,
                 "on_tool_error_callback",
-                tool=tool,
-                tool_args=args,
-                tool_context=tool_context,
-                error=error,
+                agent.on_tool_error_callback,
+                plugin_kwargs={**plugin_kwargs, "error": error},
+                callback_kwargs={**callback_kwargs, "error": error},
             )
-            if result is None:
-                result = await run_callbacks(
-                    agent.on_tool_error_callback,
-                    tool=tool,
-                    args=args,
-                    tool_context=tool_context,
-                    error=error,
-                )
             if result is None:
                 raise
         else:
@@ -114,21 +109,13 @@ async def _execute_tool(
             return None
         if not isinstance(result, dict):
             result = {"result": result}
-    replaced = await ctx.plugin_manager.run(
+    replaced = await dispatch(
+        ctx.plugin_manager,
         "after_tool_callback",
-        tool=tool,
-        tool_args=args,
-        tool_context=tool_context,
-        result=result,
+        agent.after_tool_callback,
+        plugin_kwargs={**plugin_kwargs, "result": result},
+        callback_kwargs={**callback_kwargs, "tool_response": result},
     )
-    if replaced is None:
-        replaced = await run_callbacks(
-            agent.after_tool_callback,
-            tool=tool,
-            args=args,
-            tool_context=tool_context,
-            tool_response=result,
-        )
     return replaced if replaced is not None else result
 
 

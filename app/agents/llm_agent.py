@@ -18,14 +18,15 @@ from google.genai import types
 from pydantic import Field, PrivateAttr
 
 from app.agents.base_agent import BaseAgent
-from app.agents.callbacks import CallbackSlot, run_callbacks
+from app.agents.callbacks import CallbackSlot, dispatch
 from app.agents.contents import build_contents
 from app.agents.functions import run_function_calls
 from app.agents.instructions import inject_state
 from app.contexts.callback import CallbackContext
 from app.contexts.invocation import InvocationContext, StreamingMode
 from app.contexts.readonly import ReadonlyContext
-from app.models.llm import BaseLlm, LLMRegistry, LlmRequest, LlmResponse
+from app.models.llm import BaseLlm, LlmRequest, LlmResponse
+from app.models.registry import LLMRegistry
 from app.observability.metrics import record_llm_call
 from app.sessions.models import Event, EventActions
 from app.tools.base_tool import BaseTool
@@ -172,15 +173,12 @@ class LlmAgent(BaseAgent):
         callback_context: CallbackContext,
         llm_request: LlmRequest,
     ) -> AsyncGenerator[LlmResponse, None]:
-        override = await ctx.plugin_manager.run(
-            "before_model_callback", callback_context=callback_context, llm_request=llm_request
+        override = await dispatch(
+            ctx.plugin_manager,
+            "before_model_callback",
+            self.before_model_callback,
+            plugin_kwargs={"callback_context": callback_context, "llm_request": llm_request},
         )
-        if override is None:
-            override = await run_callbacks(
-                self.before_model_callback,
-                callback_context=callback_context,
-                llm_request=llm_request,
-            )
         if override is not None:  # the model call is skipped, and so are the after-model hooks
             yield _checked_response(override)
             return
@@ -195,19 +193,16 @@ class LlmAgent(BaseAgent):
                 else:
                     yield await self._after_model(ctx, callback_context, response)
         except Exception as error:
-            replacement = await ctx.plugin_manager.run(
+            replacement = await dispatch(
+                ctx.plugin_manager,
                 "on_model_error_callback",
-                callback_context=callback_context,
-                llm_request=llm_request,
-                error=error,
+                self.on_model_error_callback,
+                plugin_kwargs={
+                    "callback_context": callback_context,
+                    "llm_request": llm_request,
+                    "error": error,
+                },
             )
-            if replacement is None:
-                replacement = await run_callbacks(
-                    self.on_model_error_callback,
-                    callback_context=callback_context,
-                    llm_request=llm_request,
-                    error=error,
-                )
             if replacement is None:
                 raise
             yield _checked_response(replacement)
@@ -215,13 +210,12 @@ class LlmAgent(BaseAgent):
     async def _after_model(
         self, ctx: InvocationContext, callback_context: CallbackContext, response: LlmResponse
     ) -> LlmResponse:
-        replaced = await ctx.plugin_manager.run(
-            "after_model_callback", callback_context=callback_context, llm_response=response
+        replaced = await dispatch(
+            ctx.plugin_manager,
+            "after_model_callback",
+            self.after_model_callback,
+            plugin_kwargs={"callback_context": callback_context, "llm_response": response},
         )
-        if replaced is None:
-            replaced = await run_callbacks(
-                self.after_model_callback, callback_context=callback_context, llm_response=response
-            )
         return _checked_response(replaced if replaced is not None else response)
 
     def _response_event(

@@ -1,13 +1,12 @@
 """Liveness, readiness and version probes."""
 
 from fastapi import APIRouter, Request
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app import __version__
 from app.api.schemas import HealthResponse, VersionResponse
 from app.artifacts.service import ArtifactService
 from app.errors import ServiceUnavailable
+from app.sessions.base import BaseSessionService
 
 router = APIRouter(tags=["health"])
 
@@ -28,11 +27,10 @@ async def health() -> HealthResponse:
 )
 async def readyz(request: Request) -> HealthResponse:
     """Ready when the database answers and the blob store is reachable."""
-    db_engine: AsyncEngine = request.app.state.db_engine
+    sessions: BaseSessionService = request.app.state.session_service
     artifacts: ArtifactService = request.app.state.artifact_service
     try:
-        async with db_engine.connect() as connection:
-            await connection.execute(text("SELECT 1"))
+        await sessions.ping()
     except Exception as exc:
         raise ServiceUnavailable("The database is unreachable.") from exc
     try:

@@ -1,12 +1,18 @@
 """`GET /metrics`: this replica's Prometheus metrics (admins only when authentication is on)."""
 
 from fastapi import APIRouter, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from app.api.deps import PrincipalDep
 from app.errors import Forbidden
-from app.observability import metrics_response
+from app.observability import Metrics
 
 router = APIRouter(tags=["observability"])
+
+
+def metrics_response(metrics: Metrics) -> Response:
+    """The `GET /metrics` response for `metrics`."""
+    return Response(content=metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
 
 @router.get(

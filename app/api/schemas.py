@@ -4,8 +4,8 @@ from typing import Any
 
 from pydantic import Field
 
-from app.sessions.base import ID_PATTERN
-from app.sessions.models import Event, WireModel
+from app.sessions.models import Event
+from app.wire import ID_PATTERN, WireModel
 
 
 class CreateSessionRequest(WireModel):

@@ -5,16 +5,20 @@ the Runner; each agent gets a view with its own `agent` and `branch` via `for_ag
 share one `InvocationShared` (LLM call count, the end flag, artifacts staged but not yet committed),
 so a sub-agent ending the invocation or a ParallelAgent's branches counting model calls act on
 the one invocation.
+
+The runner's plugins are seen through the `PluginRunner` port, so this layer never loads the
+plugins package (which sits above it); `NoPlugins` stands in when no runner supplied any.
 """
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from google.genai import types
 from pydantic import BaseModel, Field
 
-from app.errors import AgentdError
+from app.errors import LlmCallsLimitExceededError
 from app.sessions.base import BaseSessionService, NewArtifactVersion
 from app.sessions.models import Session
 
@@ -22,15 +26,44 @@ if TYPE_CHECKING:
     from app.agents.base_agent import BaseAgent
     from app.artifacts.service import ArtifactService
     from app.memory.base import BaseMemoryService
-    from app.plugins.manager import PluginManager
+    from app.plugins.base_plugin import BasePlugin
+
+# LlmCallsLimitExceededError is re-exported: ADK code imports it from the context's module.
+__all__ = [
+    "InvocationContext",
+    "InvocationShared",
+    "LlmCallsLimitExceededError",
+    "NoPlugins",
+    "PluginRunner",
+    "RunConfig",
+    "StreamingMode",
+]
 
 
-class LlmCallsLimitExceededError(AgentdError):
-    """The invocation made more model calls than RunConfig.max_llm_calls allows."""
+class PluginRunner(Protocol):
+    """The runner's plugins as the engine uses them (`PluginManager` is the real one)."""
 
-    problem_type = "llm-calls-limit-exceeded"
-    status_code_ = 422
-    default_title = "Model call limit exceeded."
+    @property
+    def plugins(self) -> "Sequence[BasePlugin]":
+        """The plugins, in the order their hooks run (ADK code reads them, e.g. its AgentTool)."""
+        ...
+
+    async def run(self, hook: str, **kwargs: Any) -> Any:
+        """Call `hook` on each plugin; return the first non-None result."""
+        ...
+
+
+class NoPlugins:
+    """The plugins of an invocation built without any: every hook has no opinion."""
+
+    @property
+    def plugins(self) -> "Sequence[BasePlugin]":
+        """None at all."""
+        return ()
+
+    async def run(self, hook: str, **kwargs: Any) -> Any:  # noqa: ARG002 - the port's signature
+        """No plugin answers, so there is no result."""
+        return None
 
 
 class StreamingMode(enum.Enum):
@@ -72,16 +105,14 @@ class InvocationContext:
         run_config: RunConfig | None = None,
         artifact_service: "ArtifactService | None" = None,
         memory_service: "BaseMemoryService | None" = None,
-        plugin_manager: "PluginManager | None" = None,
+        plugin_manager: PluginRunner | None = None,
         branch: str | None = None,
         shared: InvocationShared | None = None,
     ) -> None:
-        from app.plugins.manager import PluginManager
-
         self.session_service = session_service
         self.artifact_service = artifact_service
         self.memory_service = memory_service
-        self.plugin_manager = plugin_manager or PluginManager()
+        self.plugin_manager: PluginRunner = plugin_manager or NoPlugins()
         self.invocation_id = invocation_id
         self.agent = agent
         self.session = session

@@ -19,18 +19,13 @@ from pathlib import Path
 from types import ModuleType
 
 from app.agents.base_agent import BaseAgent
-from app.errors import AgentdError, AppNotFound
+from app.errors import AppLoadError, AppNotFound
 from app.invocations.runner import App
 
+# AppLoadError is re-exported: callers of the catalogue catch it from here.
+__all__ = ["REQUIRE_TTL_SECONDS", "AppInfo", "AppLoadError", "AppRegistry"]
+
 _APP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
-
-
-class AppLoadError(AgentdError):
-    """An app folder exists but its code cannot be imported or defines no agent."""
-
-    problem_type = "app-load-failed"
-    status_code_ = 500
-    default_title = "App failed to load."
 
 
 @dataclass(frozen=True)
@@ -41,8 +36,8 @@ class AppInfo:
     description: str = ""
 
 
-#: How long `require` trusts a folder it saw (every request addresses an app; two stat calls
-#: each were 2% of a create's CPU). A new folder is found at once; a removed one within this.
+#: How long `require` trusts a folder it saw: every request addresses an app, so checking the
+#: disk each time is wasted work. A new folder is found at once; a removed one within this.
 REQUIRE_TTL_SECONDS = 1.0
 
 

@@ -23,7 +23,7 @@ from app.agents.base_agent import BaseAgent
 from app.agents.llm_agent import LlmAgent
 from app.artifacts.service import ArtifactService
 from app.contexts.invocation import InvocationContext, RunConfig
-from app.errors import AgentdError, SessionNotFound
+from app.errors import AgentdError, InvocationFailed, SessionNotFound
 from app.memory.base import BaseMemoryService
 from app.plugins.base_plugin import BasePlugin
 from app.plugins.manager import PluginManager
@@ -31,13 +31,8 @@ from app.sessions.base import BaseSessionService, NewArtifactVersion
 from app.sessions.in_memory import InMemorySessionService
 from app.sessions.models import Event, EventActions, NodeInfo, new_invocation_id
 
-
-class InvocationFailed(AgentdError):
-    """An agent, callback, tool or model raised; the invocation stopped at that step."""
-
-    problem_type = "invocation-failed"
-    status_code_ = 500
-    default_title = "Invocation failed."
+# InvocationFailed is re-exported: ADK-style code imports it from the Runner's module.
+__all__ = ["App", "InMemoryRunner", "InvocationFailed", "Runner"]
 
 
 class App(BaseModel):

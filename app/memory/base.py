@@ -26,7 +26,8 @@ from google.genai import types
 from pydantic import Field
 
 from app.errors import UnstorableValue
-from app.sessions.models import Event, Session, WireModel
+from app.sessions.models import Event, Session
+from app.wire import WireModel
 
 #: Query words shorter than this are ignored (they would match nearly everything).
 MIN_WORD_LENGTH = 2

@@ -1,19 +1,23 @@
-"""The model port: LlmRequest in, LlmResponse stream out, and the registry of backends.
+"""The model port: LlmRequest in, LlmResponse stream out, answered by a BaseLlm backend.
 
 Shapes follow ADK's `google.adk.models` so ADK-style callbacks (which read and edit
 `llm_request.contents` / `llm_request.config` and build `LlmResponse(content=...)`) run unchanged.
 """
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.models.registry import LLMRegistry
+
 if TYPE_CHECKING:
     from app.tools.base_tool import BaseTool
+
+# LLMRegistry is re-exported: it lived here before it had a module of its own.
+__all__ = ["BaseLlm", "LLMRegistry", "LlmRequest", "LlmResponse"]
 
 
 class LlmRequest(BaseModel):
@@ -134,44 +138,3 @@ class BaseLlm(BaseModel, ABC):
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
         """Answer `llm_request`: one final response, or partial chunks then a final one."""
-
-
-class LLMRegistry:
-    """Maps model names to backends (first matching regex wins; latest registration first)."""
-
-    _backends: ClassVar[list[tuple[re.Pattern[str], type[BaseLlm]]]] = []
-
-    @classmethod
-    def register(cls, backend: type[BaseLlm]) -> None:
-        """Serve the names `backend.supported_models()` matches with `backend`."""
-        for pattern in backend.supported_models():
-            cls._backends.insert(0, (re.compile(pattern), backend))
-
-    @classmethod
-    def resolve(cls, model: str) -> type[BaseLlm]:
-        """The backend class for `model`, or ValueError."""
-        _ensure_builtin_backends()
-        for pattern, backend in cls._backends:
-            if pattern.fullmatch(model):
-                return backend
-        raise ValueError(f"No model backend serves {model!r}.")
-
-    @classmethod
-    def new_llm(cls, model: str) -> BaseLlm:
-        """A backend instance for `model`."""
-        return cls.resolve(model)(model=model)
-
-
-_builtins_loaded = False
-
-
-def _ensure_builtin_backends() -> None:
-    global _builtins_loaded
-    if _builtins_loaded:
-        return
-    _builtins_loaded = True
-    from app.models.gemini import Gemini
-    from app.models.scripted import ScriptedLlm
-
-    LLMRegistry.register(Gemini)
-    LLMRegistry.register(ScriptedLlm)

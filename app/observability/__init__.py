@@ -2,13 +2,14 @@
 
 Domain code records through the module functions re-exported here (no-ops until the app's
 lifespan installs a `Metrics` with `set_current`), so nothing below the API layer imports FastAPI.
+The ASGI middlewares that feed this package per request (request ids, HTTP metrics) live in
+`app.api.middleware`, so it never loads the web framework itself.
 """
 
 from app.observability.logging import (
     REQUEST_ID_HEADER,
     ContextFilter,
     JsonFormatter,
-    RequestIdMiddleware,
     bind_invocation,
     configure_logging,
     invocation_id_var,
@@ -16,16 +17,13 @@ from app.observability.logging import (
 )
 from app.observability.metrics import (
     Metrics,
-    MetricsMiddleware,
     get_metrics,
     invocation_finished,
     invocation_started,
     lease_acquired,
     lease_released,
-    metrics_response,
     record_llm_call,
     record_tool_call,
-    route_template,
     set_current,
     time_transaction,
 )
@@ -36,8 +34,6 @@ __all__ = [
     "ContextFilter",
     "JsonFormatter",
     "Metrics",
-    "MetricsMiddleware",
-    "RequestIdMiddleware",
     "bind_invocation",
     "configure_logging",
     "fastapi_telemetry",
@@ -47,11 +43,9 @@ __all__ = [
     "invocation_started",
     "lease_acquired",
     "lease_released",
-    "metrics_response",
     "record_llm_call",
     "record_tool_call",
     "request_id_var",
-    "route_template",
     "set_current",
     "setup_tracing",
     "time_transaction",

@@ -1,9 +1,10 @@
 """Structured logs: one JSON object per line, carrying the request id and invocation id.
 
-Owns the log format, the request id (`RequestIdMiddleware`, the `X-Request-ID` header) and the
-context variables that tie a log line to the request and the invocation it belongs to. A
-`logging.Filter` on agentd's handler copies both ids onto every record that reaches it, so lines
-from uvicorn, SQLAlchemy and libraries carry them too, with no change to the code that logs.
+Owns the log format and the context variables that tie a log line to the request and the
+invocation it belongs to. The request id is bound by `app.api.middleware.RequestIdMiddleware`
+(from the `X-Request-ID` header), so this module never loads the web framework. A `logging.Filter`
+on agentd's handler copies both ids onto every record that reaches it, so lines from uvicorn,
+SQLAlchemy and libraries carry them too, with no change to the code that logs.
 
 JSON rendering is python-json-logger's `JsonFormatter`: it already handles `extra=` fields,
 exception text and values json cannot encode, which a hand-rolled Formatter would have to redo.
@@ -13,8 +14,6 @@ id of the request that started it; `bind_invocation` adds the invocation id on t
 """
 
 import logging
-import re
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -23,17 +22,14 @@ from typing import Any, TextIO
 
 from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter as _LibraryJsonFormatter
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 #: The id of the HTTP request being handled (None outside a request).
 request_id_var: ContextVar[str | None] = ContextVar("agentd_request_id", default=None)
 #: The id of the invocation being run (None outside a run).
 invocation_id_var: ContextVar[str | None] = ContextVar("agentd_invocation_id", default=None)
 
+#: The header a request id travels in, both ways (`app.api.middleware.RequestIdMiddleware`).
 REQUEST_ID_HEADER = "X-Request-ID"
-_REQUEST_ID_HEADER_KEY = REQUEST_ID_HEADER.lower().encode("latin-1")
-# Echoed into headers and logs, so only a short, inert alphabet is accepted from clients.
-_VALID_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 #: The loggers uvicorn configures for itself; `configure_logging` sends them to the root logger.
 UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
@@ -103,48 +99,6 @@ def configure_logging(
         uvicorn_logger.handlers.clear()
         uvicorn_logger.propagate = True
         uvicorn_logger.setLevel(logging.NOTSET)
-
-
-def _incoming_request_id(scope: Scope) -> str | None:
-    for name, value in scope["headers"]:
-        if name == _REQUEST_ID_HEADER_KEY:
-            candidate = value.decode("latin-1")
-            return candidate if _VALID_REQUEST_ID.fullmatch(candidate) else None
-    return None
-
-
-class RequestIdMiddleware:
-    """Pure-ASGI middleware: binds the request id for the request and echoes it as X-Request-ID.
-
-    The client's `X-Request-ID` is kept when it is at most 128 of `[A-Za-z0-9._-]`; otherwise a
-    new uuid4 hex is used.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Handle the request with `request_id_var` set; add the header to the response."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        request_id = _incoming_request_id(scope) or uuid.uuid4().hex
-        header = (_REQUEST_ID_HEADER_KEY, request_id.encode("latin-1"))
-
-        async def send_with_id(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                if all(name.lower() != _REQUEST_ID_HEADER_KEY for name, _ in headers):
-                    headers.append(header)
-                message = {**message, "headers": headers}
-            await send(message)
-
-        token = request_id_var.set(request_id)
-        # Not reset when the app raises: the server-error handler that logs the exception runs
-        # outside this middleware but in the same task, and its line should carry the id too.
-        # The context dies with the request's task either way.
-        await self.app(scope, receive, send_with_id)
-        request_id_var.reset(token)
 
 
 @contextmanager

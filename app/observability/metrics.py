@@ -1,4 +1,4 @@
-"""Prometheus metrics: the `Metrics` registry, the HTTP middleware and the engine's recording hooks.
+"""Prometheus metrics: the `Metrics` registry and the engine's recording hooks.
 
 Built on `prometheus-client`, the Prometheus project's own Python client: it owns the metric
 types, label handling and the exposition format, so nothing here formats text by hand. Each
@@ -7,6 +7,8 @@ one test process never clash over series names.
 
 HTTP series are labelled with the route *template* (`/apps/{app_name}/...`), never the raw path,
 so the number of series stays bounded; requests no route matched share the label "unmatched".
+The ASGI middleware that records them is `app.api.middleware.MetricsMiddleware` and `GET /metrics`
+is served by `app.api.metrics`, so this module never loads the web framework.
 
 Code deep in the engine (agents, tools, the session service) records through module functions
 (`record_llm_call`, `time_transaction`, ...) that write to the process's current `Metrics`, set
@@ -23,19 +25,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    CollectorRegistry,
-    Counter,
-    Gauge,
-    Histogram,
-    generate_latest,
-)
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
-from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 ToolOutcome = Literal["ok", "error"]
 
@@ -139,63 +132,6 @@ class Metrics:
     def exposition(self) -> bytes:
         """The registry in the Prometheus text format."""
         return generate_latest(self.registry)
-
-
-def metrics_response(metrics: Metrics) -> Response:
-    """The `GET /metrics` response for `metrics`."""
-    return Response(content=metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
-
-
-def route_template(scope: Scope) -> str:
-    """The template of the route that handled `scope` (after the app ran), or "unmatched"."""
-    # FastAPI >= 0.16x keeps included routers un-flattened: the matched APIRoute's own path then
-    # lacks the prefixes of the routers around it, which FastAPI records in its route context.
-    fastapi_scope = scope.get("fastapi")
-    if isinstance(fastapi_scope, dict):
-        context = fastapi_scope.get("effective_route_context")
-        path_format = getattr(context, "path_format", None)
-        if isinstance(path_format, str) and path_format:
-            return path_format
-    # Starlette's Router sets scope["route"] to the route it matched (fully or, for 405, partly).
-    path = getattr(scope.get("route"), "path", None)
-    return path if isinstance(path, str) and path else UNMATCHED_ROUTE
-
-
-class MetricsMiddleware:
-    """Pure-ASGI middleware recording `agentd_http_requests_total` and request durations."""
-
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
-        self.app = app
-        self.metrics = metrics
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Pass the request on, then record its method, route template, status and duration."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        start = time.perf_counter()
-        status: int | None = None
-
-        async def recording_send(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            await send(message)
-
-        try:
-            await self.app(scope, receive, recording_send)
-        except Exception:
-            # The server-error handler outside this middleware answers 500 for it.
-            if status is None:
-                status = 500
-            raise
-        finally:
-            self.metrics.observe_request(
-                scope["method"],
-                route_template(scope),
-                CLIENT_CLOSED_REQUEST if status is None else status,
-                time.perf_counter() - start,
-            )
 
 
 # -- the process's current Metrics, for code that cannot see the app ----------------------

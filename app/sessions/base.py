@@ -4,10 +4,7 @@ Every implementation passes the one contract suite in `tests/sessions/test_sessi
 Arguments are keyword-only (as in ADK) so call sites stay readable and the port can grow.
 """
 
-import base64
-import binascii
 import json
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
@@ -17,8 +14,6 @@ from pydantic_core import PydanticSerializationError
 
 from app.errors import (
     EventTooLarge,
-    InvalidIdentifier,
-    InvalidPageToken,
     SessionConflict,
     SessionNotFound,
     StateTooLarge,
@@ -27,23 +22,8 @@ from app.errors import (
 from app.sessions.models import Event, EventActions, Session, new_invocation_id
 from app.sessions.state import State, persistable_delta
 
-#: Ids of apps, users and sessions: no slashes, dots-only names, whitespace or control characters,
-#: so an id can never be a path segment that escapes anything.
-ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.@:+=~-]{0,127}$"
-_ID_RE = re.compile(ID_PATTERN)
-
-#: Largest seq a client may name (a BIGINT column; larger values would overflow the driver).
-MAX_SEQ = 2**62
-
 #: How often an unconditional state update retries after losing a race.
 UNCONDITIONAL_RETRIES = 20
-
-
-def validate_id(kind: str, value: str) -> str:
-    """Return `value` if it is a valid id, else raise InvalidIdentifier."""
-    if not _ID_RE.fullmatch(value):
-        raise InvalidIdentifier(f"{kind} {value!r} must match {ID_PATTERN}.", field=kind)
-    return value
 
 
 @dataclass(frozen=True)
@@ -87,46 +67,6 @@ class EventPage:
 
     events: list[Event]
     next_page_token: str | None = None
-
-
-def encode_page_token(payload: dict[str, Any]) -> str:
-    """An opaque, URL-safe cursor."""
-    raw = json.dumps(payload, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_page_token(token: str, *, kind: str) -> dict[str, Any]:
-    """Decode a cursor made by `encode_page_token` for list `kind`, or raise InvalidPageToken."""
-    try:
-        padded = token + "=" * (-len(token) % 4)
-        payload = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise InvalidPageToken("The pageToken is not one this server issued.") from exc
-    if not isinstance(payload, dict) or payload.get("k") != kind:
-        raise InvalidPageToken("The pageToken belongs to another list.")
-    return payload
-
-
-def session_cursor(token: str) -> str:
-    """The id after which a sessions page starts."""
-    after = decode_page_token(token, kind="sessions").get("after")
-    if not isinstance(after, str):
-        raise InvalidPageToken("The pageToken is not one this server issued.")
-    return after
-
-
-def event_cursor(token: str, *, descending: bool) -> int:
-    """The seq after (or, descending, before) which an events page starts."""
-    kind = "events-desc" if descending else "events-asc"
-    seq = decode_page_token(token, kind=kind).get("seq")
-    if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq <= MAX_SEQ:
-        raise InvalidPageToken("The pageToken is not one this server issued.")
-    return seq
-
-
-def event_page_token(seq: int, *, descending: bool) -> str:
-    """The cursor of the events page that follows the event `seq`."""
-    return encode_page_token({"k": "events-desc" if descending else "events-asc", "seq": seq})
 
 
 class BaseSessionService(ABC):
@@ -302,6 +242,9 @@ class BaseSessionService(ABC):
             actions=EventActions(state_delta=state_delta),
             expected_seq=expected_seq,
         )
+
+    async def ping(self) -> None:  # noqa: B027 - optional hook, in-process services are always up
+        """Raise if the storage behind the service cannot be reached (readiness)."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook, most services hold nothing
         """Release resources held by the service."""

@@ -29,15 +29,12 @@ from app.sessions.base import (
     SessionPage,
     StorageLimits,
     apply_event_to_session,
-    encode_page_token,
-    event_cursor,
-    event_page_token,
     prepare_event,
-    session_cursor,
-    validate_id,
 )
 from app.sessions.models import Event, Session
 from app.sessions.state import merge_state, split_delta
+from app.pagination import encode_page_token, event_cursor, event_page_token, session_cursor
+from app.wire import validate_id
 
 T = TypeVar("T")
 

@@ -11,39 +11,9 @@ import uuid
 from typing import Annotated, Any
 
 from google.genai import types
-from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
-
-def _reject_crashes(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-    # google-genai's enum lookup raises AttributeError on some invalid inputs (e.g. a null in a
-    # list of enums) instead of ValueError, which pydantic would turn into a 500; make it a 422.
-    try:
-        return handler(value)
-    except (AttributeError, TypeError, KeyError) as exc:
-        raise ValueError(f"invalid value: {exc}") from exc
-
-
-#: google-genai types as accepted from clients: invalid input is a validation error, always.
-ClientContent = Annotated[types.Content, WrapValidator(_reject_crashes)]
-ClientPart = Annotated[types.Part, WrapValidator(_reject_crashes)]
-
-
-class WireModel(BaseModel):
-    """Base of every JSON wire model: camelCase out, both casings in."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-        extra="ignore",
-        arbitrary_types_allowed=True,
-    )
-
-    def to_wire(self) -> dict[str, Any]:
-        """JSON-ready dict: camelCase keys, None omitted."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+from app.wire import ClientContent, ClientPart, WireModel
 
 
 class NodeInfo(WireModel):

@@ -11,10 +11,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from fastapi.testclient import TestClient
 
+from app.api.middleware import RequestIdMiddleware
 from app.observability.logging import (
     REQUEST_ID_HEADER,
     UVICORN_LOGGERS,
-    RequestIdMiddleware,
     bind_invocation,
     configure_logging,
     invocation_id_var,

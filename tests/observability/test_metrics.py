@@ -7,16 +7,16 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from app.api.metrics import metrics_response
+from app.api.middleware import MetricsMiddleware
 from app.observability.metrics import (
     UNMATCHED_ROUTE,
     Metrics,
-    MetricsMiddleware,
     get_metrics,
     invocation_finished,
     invocation_started,
     lease_acquired,
     lease_released,
-    metrics_response,
     record_llm_call,
     record_tool_call,
     set_current,

@@ -71,3 +71,8 @@ class StorageUserState(Base):
     key: Mapped[str] = mapped_column(Text, primary_key=True)
     value: Mapped[Any] = mapped_column(JsonType, nullable=True)
     update_time: Mapped[float] = mapped_column(EpochSeconds)
+
+
+def session_key(app_name: str, user_id: str, session_id: str) -> dict[str, str]:
+    """The `k_*` parameters of a statement that addresses one session by its public key."""
+    return {"k_app": app_name, "k_user": user_id, "k_id": session_id}

@@ -1,18 +1,32 @@
-"""The inline SQLite dialect: writers queue without blocking the event loop, and never deadlock.
+"""SQLite writers queue without blocking the event loop, and never deadlock, on both paths.
 
-sqlite3 runs on the loop thread (app.db.sqlite_inline), so SQLite's own busy handler must never be
+sqlite3 runs on the loop thread (app.db.sqlite.dialect), so SQLite's own busy handler must never be
 what a writer waits on: in-process writers queue on the engine's asyncio lock, and a writer that
 finds another process holding the database lock retries with asyncio.sleep.
 """
 
 import asyncio
+import functools
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.db.engine import create_db_engine, write_options
+from app.db import engine as engine_module
+from app.db.sqlite_config import write_options
+
+
+@pytest.fixture(params=["fast", "plain"])
+def create_db_engine(request: pytest.FixtureRequest) -> Callable[..., AsyncEngine]:
+    """The engine factory with the SQLite fast path on (inline dialect) and off (aiosqlite)."""
+    return functools.partial(
+        engine_module.create_db_engine, sqlite_fast_path=request.param == "fast"
+    )
+
 
 DDL = "CREATE TABLE t (id INTEGER PRIMARY KEY, who TEXT NOT NULL)"
 
@@ -28,7 +42,7 @@ async def _ticks_while(work: asyncio.Future[None] | asyncio.Task[None]) -> int:
 
 
 async def test_writers_that_await_mid_transaction_queue_instead_of_failing(
-    tmp_path: Path,
+    tmp_path: Path, create_db_engine: Callable[..., AsyncEngine]
 ) -> None:
     engine = create_db_engine(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}", pool_size=5)
     try:
@@ -57,7 +71,9 @@ async def test_writers_that_await_mid_transaction_queue_instead_of_failing(
     assert all(order[i][:2] == order[i + 1][:2] for i in range(0, len(order), 2))
 
 
-async def test_a_failed_write_transaction_releases_the_writer_lock(tmp_path: Path) -> None:
+async def test_a_failed_write_transaction_releases_the_writer_lock(
+    tmp_path: Path, create_db_engine: Callable[..., AsyncEngine]
+) -> None:
     engine = create_db_engine(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}")
     try:
         async with engine.begin() as conn:
@@ -85,7 +101,7 @@ async def test_a_failed_write_transaction_releases_the_writer_lock(tmp_path: Pat
 
 
 async def test_a_writer_waits_for_another_process_without_blocking_the_loop(
-    tmp_path: Path,
+    tmp_path: Path, create_db_engine: Callable[..., AsyncEngine]
 ) -> None:
     path = tmp_path / "a.db"
     engine = create_db_engine(f"sqlite+aiosqlite:///{path}")
@@ -129,10 +145,10 @@ async def test_a_writer_waits_for_another_process_without_blocking_the_loop(
 async def test_units_and_orm_writers_share_the_writer_lock(tmp_path: Path) -> None:
     """A unit of work (raw sqlite3 connection) waits for an SQLAlchemy writer of the same engine
     that awaits mid-transaction, and both commit; the raw connections close with the engine."""
-    from app.db import units as units_module
-    from app.db.units import Units
+    from app.db.sqlite import connections as units_module
+    from app.db.uow import UnitOfWork as Units
 
-    engine = create_db_engine(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}")
+    engine = engine_module.create_db_engine(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}")
     try:
         async with engine.begin() as conn:
             await conn.execute(text(DDL))

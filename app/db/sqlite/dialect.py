@@ -1,20 +1,6 @@
-"""An asyncio SQLite dialect that runs sqlite3 on the event loop thread (`sqlite+agentd`).
+"""The `sqlite+agentd` dialect: pysqlite declared async, sqlite3 run on the event loop thread.
 
-Why: aiosqlite sends every statement to a helper thread and back; on the /run path that hop, not
-SQLite, was the larger part of the database's CPU (a turn runs ~30 statements, each statement a
-future, a queue put, a thread wake-up and a loop wake-up). Our statements are point reads and
-writes of small rows in WAL mode that take tens of microseconds, so running them inline is
-cheaper than handing them off, and the loop is never blocked for longer than one statement.
-
-What keeps this safe (see `app.db.engine`): writers are serialized inside the process by an
-`asyncio.Lock` taken in the `begin` event (a writer that awaits mid-transaction makes the next
-writer wait asynchronously, never on SQLite's busy handler, which would block the loop), and a
-`BEGIN IMMEDIATE` that finds another *process* writing is retried with `asyncio.sleep`, so a
-second process holding the lock never stalls this one's loop either.
-
-SQLAlchemy's async engine needs `dialect.is_async`, and its Core `AsyncConnection.execute`
-insists that the call awaited something: each statement therefore awaits an already finished
-coroutine (two greenlet switches, no trip through the loop).
+Why it is safe and why it is faster: see `app.db.sqlite`.
 """
 
 import sqlite3

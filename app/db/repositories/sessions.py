@@ -1,0 +1,261 @@
+"""Every statement on sessions, events and the app- and user-scoped state.
+
+Statements are built once at import (and registered with the fast path's plan cache); parameters
+are named `k_*` (keys in WHERE clauses) and `v_*` (new values), so they never collide with the
+column names Core binds for INSERTs and SET clauses. Shared state is upserted key by key, so
+concurrent writers of different `app:`/`user:` keys never lose each other's write.
+"""
+
+from typing import Any, cast
+
+from sqlalchemy import Table, bindparam, delete, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from app.db.sqlite import register
+from app.db.tables import StorageAppState, StorageEvent, StorageSession, StorageUserState
+from app.db.uow import Db
+
+_sessions = cast(Table, StorageSession.__table__)
+_events = cast(Table, StorageEvent.__table__)
+_app_states = cast(Table, StorageAppState.__table__)
+_user_states = cast(Table, StorageUserState.__table__)
+
+#: A seq above any stored one (an open upper bound for event pages).
+_NO_UPPER_SEQ = 2**63 - 1
+
+
+def _by_key() -> tuple[Any, ...]:
+    return (
+        _sessions.c.app_name == bindparam("k_app"),
+        _sessions.c.user_id == bindparam("k_user"),
+        _sessions.c.id == bindparam("k_id"),
+    )
+
+
+SESSION_ROW = register(select(_sessions).where(*_by_key()))
+SESSION_PK = register(select(_sessions.c.pk).where(*_by_key()))
+_LAST_SEQ = register(select(_sessions.c.last_seq).where(*_by_key()))
+_CLAIM_SEQ = register(
+    update(_sessions)
+    .where(*_by_key(), _sessions.c.last_seq == bindparam("k_expected"))
+    .values(last_seq=bindparam("v_seq"), update_time=bindparam("v_now"))
+    .returning(_sessions.c.pk, _sessions.c.state, _sessions.c.create_time)
+)
+_SET_STATE = register(
+    update(_sessions).where(_sessions.c.pk == bindparam("k_pk")).values(state=bindparam("v_state"))
+)
+_DELETE_SESSION = register(delete(_sessions).where(*_by_key()).returning(_sessions.c.pk))
+_INSERT_SESSION = register(insert(_sessions))
+_SESSIONS_PAGE = register(
+    select(_sessions)
+    .where(
+        _sessions.c.app_name == bindparam("k_app"),
+        _sessions.c.user_id == bindparam("k_user"),
+        _sessions.c.id > bindparam("k_after"),
+    )
+    .order_by(_sessions.c.id)
+    .limit(bindparam("k_limit"))
+)
+_INSERT_EVENT = register(insert(_events))
+_RECENT_EVENTS = register(
+    select(_events.c.seq, _events.c.event)
+    .where(_events.c.session_pk == bindparam("k_pk"), _events.c.seq > bindparam("k_after"))
+    .order_by(_events.c.seq.desc())
+    .limit(bindparam("k_limit"))
+)
+_EVENT_PAGE_FILTER = (
+    _events.c.session_pk == bindparam("k_pk"),
+    _events.c.seq > bindparam("k_after"),
+    _events.c.seq < bindparam("k_before"),
+)
+_EVENTS_ASC = register(
+    select(_events.c.seq, _events.c.event)
+    .where(*_EVENT_PAGE_FILTER)
+    .order_by(_events.c.seq.asc())
+    .limit(bindparam("k_limit"))
+)
+_EVENTS_DESC = register(
+    select(_events.c.seq, _events.c.event)
+    .where(*_EVENT_PAGE_FILTER)
+    .order_by(_events.c.seq.desc())
+    .limit(bindparam("k_limit"))
+)
+_INVOCATION_EVENTS = register(
+    select(_events.c.seq, _events.c.event)
+    .where(
+        _events.c.session_pk == bindparam("k_pk"),
+        _events.c.invocation_id == bindparam("k_invocation"),
+        _events.c.seq > bindparam("k_after"),
+    )
+    .order_by(_events.c.seq)
+)
+_APP_STATE = register(
+    select(_app_states.c.key, _app_states.c.value).where(
+        _app_states.c.app_name == bindparam("k_app")
+    )
+)
+_USER_STATE = register(
+    select(_user_states.c.key, _user_states.c.value).where(
+        _user_states.c.app_name == bindparam("k_app"),
+        _user_states.c.user_id == bindparam("k_user"),
+    )
+)
+
+
+def _upserts(dialect: Any) -> tuple[Any, Any]:
+    app_stmt = dialect.insert(_app_states)
+    user_stmt = dialect.insert(_user_states)
+    return (
+        register(
+            app_stmt.on_conflict_do_update(
+                index_elements=["app_name", "key"],
+                set_={
+                    "value": app_stmt.excluded.value,
+                    "update_time": app_stmt.excluded.update_time,
+                },
+            )
+        ),
+        register(
+            user_stmt.on_conflict_do_update(
+                index_elements=["app_name", "user_id", "key"],
+                set_={
+                    "value": user_stmt.excluded.value,
+                    "update_time": user_stmt.excluded.update_time,
+                },
+            )
+        ),
+    )
+
+
+#: Per-key upserts of `app:` and `user:` state, one pair per dialect (executemany over a delta).
+_UPSERT_SHARED_STATE = {"sqlite": _upserts(sqlite), "postgresql": _upserts(postgresql)}
+
+#: One stored event: its seq and its wire JSON (without `seq`).
+StoredEvent = tuple[int, dict[str, Any]]
+
+
+class SessionRepository:
+    """Statements on the session tables, run on the `Db` of the caller's unit of work."""
+
+    def __init__(self, db: Db) -> None:
+        self._db = db
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def get(self, key: dict[str, str]) -> Any | None:
+        """The session row addressed by `session_key(...)`, or None."""
+        return self._db.execute(SESSION_ROW, key).first()
+
+    def pk(self, key: dict[str, str]) -> int | None:
+        """The session's surrogate key, or None if there is no such session."""
+        pk = self._db.execute(SESSION_PK, key).scalar()
+        return None if pk is None else int(pk)
+
+    def last_seq(self, key: dict[str, str]) -> int | None:
+        """The session's last seq, or None if there is no such session."""
+        seq = self._db.execute(_LAST_SEQ, key).scalar()
+        return None if seq is None else int(seq)
+
+    def insert(self, row: dict[str, Any]) -> None:
+        """Insert a session row (DuplicateKey if its public key is taken)."""
+        self._db.execute(_INSERT_SESSION, [row])
+
+    def delete(self, key: dict[str, str]) -> bool:
+        """Delete the session (events, leases and session artifacts cascade); whether it existed."""
+        return self._db.execute(_DELETE_SESSION, key).first() is not None
+
+    def page(self, app_name: str, user_id: str, *, after_id: str, limit: int) -> list[Any]:
+        """Up to `limit` session rows of the user in the app with ids after `after_id`, by id."""
+        params = {"k_app": app_name, "k_user": user_id, "k_after": after_id, "k_limit": limit}
+        return list(self._db.execute(_SESSIONS_PAGE, params).all())
+
+    def claim_seq(
+        self, key: dict[str, str], *, expected: int, seq: int, now: float
+    ) -> tuple[int, dict[str, Any], float] | None:
+        """Move `last_seq` from `expected` to `seq` (the optimistic check, which also takes the
+        row lock); the session's (pk, state, create_time), or None if it is elsewhere or gone."""
+        params = {**key, "k_expected": expected, "v_seq": seq, "v_now": now}
+        row = self._db.execute(_CLAIM_SEQ, params).first()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def set_state(self, session_pk: int, state: dict[str, Any]) -> None:
+        """Replace the session's own (unprefixed) state."""
+        self._db.execute(_SET_STATE, [{"k_pk": session_pk, "v_state": state}])
+
+    # -- events ---------------------------------------------------------------------------
+
+    def insert_event(self, row: dict[str, Any]) -> None:
+        """Insert one event row."""
+        self._db.execute(_INSERT_EVENT, [row])
+
+    def recent_events(self, session_pk: int, *, after_seq: int, limit: int) -> list[StoredEvent]:
+        """The last `limit` events after `after_seq`, in ascending seq order."""
+        params = {"k_pk": session_pk, "k_after": after_seq, "k_limit": limit}
+        rows = [(seq, data) for seq, data in self._db.execute(_RECENT_EVENTS, params).all()]
+        rows.reverse()
+        return rows
+
+    def event_page(
+        self, session_pk: int, *, after_seq: int, before_seq: int | None, limit: int, desc: bool
+    ) -> list[StoredEvent]:
+        """Up to `limit` events strictly between the two seqs, in the asked order."""
+        params = {
+            "k_pk": session_pk,
+            "k_after": after_seq,
+            "k_before": _NO_UPPER_SEQ if before_seq is None else before_seq,
+            "k_limit": limit,
+        }
+        statement = _EVENTS_DESC if desc else _EVENTS_ASC
+        return [(seq, data) for seq, data in self._db.execute(statement, params).all()]
+
+    def invocation_events(
+        self, session_pk: int, invocation_id: str, *, after_seq: int
+    ) -> list[StoredEvent]:
+        """The events of one invocation after `after_seq`, in order."""
+        params = {"k_pk": session_pk, "k_invocation": invocation_id, "k_after": after_seq}
+        return [(seq, data) for seq, data in self._db.execute(_INVOCATION_EVENTS, params).all()]
+
+    # -- shared state ---------------------------------------------------------------------
+
+    def shared_state(self, app_name: str, user_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The app's `app:` state and the user's `user:` state (keys without prefixes)."""
+        key = {"k_app": app_name, "k_user": user_id}
+        app_rows = self._db.execute(_APP_STATE, key).all()
+        user_rows = self._db.execute(_USER_STATE, key).all()
+        return {k: v for k, v in app_rows}, {k: v for k, v in user_rows}
+
+    def upsert_shared_state(
+        self,
+        app_name: str,
+        user_id: str,
+        app_delta: dict[str, Any],
+        user_delta: dict[str, Any],
+        now: float,
+    ) -> None:
+        """Write the keys of the two deltas (prefixes already stripped), key by key."""
+        upsert_app, upsert_user = _UPSERT_SHARED_STATE[self._db.dialect.name]
+        if app_delta:
+            self._db.execute(
+                upsert_app,
+                [
+                    {"app_name": app_name, "key": k, "value": v, "update_time": now}
+                    for k, v in sorted(app_delta.items())
+                ],
+            )
+        if user_delta:
+            self._db.execute(
+                upsert_user,
+                [
+                    {
+                        "app_name": app_name,
+                        "user_id": user_id,
+                        "key": k,
+                        "value": v,
+                        "update_time": now,
+                    }
+                    for k, v in sorted(user_delta.items())
+                ],
+            )
+
+
+__all__ = ["SESSION_PK", "SESSION_ROW", "SessionRepository", "StoredEvent"]

@@ -1,0 +1,113 @@
+"""The raw writer and reader sqlite3 connections of a fast-path engine, and the units run on them."""
+
+import asyncio
+import sqlite3
+import time
+import weakref
+from collections.abc import Callable
+from typing import TypeVar
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.db.sqlite.dialect import DRIVER
+from app.db.sqlite.executor import FastConnection
+from app.db.sqlite_config import (
+    SQLITE_BUSY_TIMEOUT_MS,
+    configure_sqlite_connection,
+    sqlite_writer_lock,
+)
+
+T = TypeVar("T")
+
+
+class _SqliteConnections:
+    """The raw writer and reader connections of one SQLite engine, closed when it is disposed."""
+
+    def __init__(self, engine: Engine, path: str) -> None:
+        self.writer = FastConnection(engine.dialect, self._open(path))
+        self.reader = FastConnection(engine.dialect, self._open(path))
+
+    @staticmethod
+    def _open(path: str) -> sqlite3.Connection:
+        raw = sqlite3.connect(path, check_same_thread=False)
+        configure_sqlite_connection(raw)
+        return raw
+
+    def close(self) -> None:
+        self.writer.driver_connection.close()
+        self.reader.driver_connection.close()
+
+
+_connections: "weakref.WeakKeyDictionary[Engine, _SqliteConnections]" = weakref.WeakKeyDictionary()
+
+
+def uses_fast_path(db_engine: AsyncEngine) -> bool:
+    """Whether units of work on this engine run on raw connections (fast-path file databases)."""
+    path = db_engine.url.database
+    return db_engine.dialect.driver == DRIVER and bool(path) and path != ":memory:"
+
+
+def _connections_of(db_engine: AsyncEngine) -> _SqliteConnections:
+    sync_engine = db_engine.sync_engine
+    found = _connections.get(sync_engine)
+    if found is None:
+        path = db_engine.url.database
+        assert path is not None
+        found = _connections[sync_engine] = _SqliteConnections(sync_engine, path)
+
+        def _close(_engine: Engine) -> None:
+            connections = _connections.pop(sync_engine, None)
+            if connections is not None:
+                connections.close()
+
+        event.listen(sync_engine, "engine_disposed", _close)
+    return found
+
+
+async def run_write(db_engine: AsyncEngine, work: Callable[[FastConnection], T]) -> T:
+    """`work` in one BEGIN IMMEDIATE transaction on the writer, behind the engine's writer lock."""
+    writer = _connections_of(db_engine).writer
+    raw = writer.driver_connection
+    async with sqlite_writer_lock(db_engine):
+        await _begin_immediate(raw)
+        try:
+            result = work(writer)
+            raw.commit()
+        except BaseException:
+            # Also after a failed COMMIT: sqlite3 then leaves the transaction open, and the
+            # next unit's BEGIN would fail on this connection.
+            if raw.in_transaction:
+                raw.rollback()
+            raise
+        return result
+
+
+def run_read(db_engine: AsyncEngine, work: Callable[[FastConnection], T]) -> T:
+    """`work` in one deferred read transaction (one snapshot) on the reader."""
+    reader = _connections_of(db_engine).reader
+    raw = reader.driver_connection
+    raw.execute("BEGIN")
+    try:
+        return work(reader)
+    finally:
+        raw.rollback()
+
+
+async def _begin_immediate(raw: sqlite3.Connection) -> None:
+    """BEGIN IMMEDIATE, waiting (without blocking the loop) while another process writes."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    delay = 0.001
+    while True:
+        try:
+            raw.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+__all__ = ["run_read", "run_write", "uses_fast_path"]

@@ -1,0 +1,140 @@
+"""The unit of work: the one way agentd runs a database transaction.
+
+A unit is a plain synchronous function of a `Db` handed to `UnitOfWork.write` (one write
+transaction, committed when the function returns, rolled back if it raises) or `.read` (one
+read-only snapshot). Repositories take that `Db` and own every statement; services build units
+from repository calls. Nothing inside a unit awaits, which is what lets one unit be one
+transaction on every backend:
+
+- SQLite with the fast path (`app.db.sqlite`): the function runs right on the event loop on the
+  engine's raw writer or reader connection.
+- SQLite without it, and PostgreSQL: the function runs in one `greenlet_spawn` on a pooled
+  SQLAlchemy `Connection` (REPEATABLE READ for PostgreSQL reads, so state and events agree); the
+  driver's awaits happen through SQLAlchemy's greenlet bridge.
+
+`Db` is the part of SQLAlchemy's `Connection` that repositories may use; the fast path's
+`FastConnection` implements the same, so a repository that reaches for anything else fails type
+checking instead of failing only on file SQLite.
+"""
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol, TypeVar
+
+from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.sql import Executable
+from sqlalchemy.util import greenlet_spawn
+
+from app.db import sqlite
+from app.db.sqlite_config import write_options
+from app.errors import DuplicateKey, RejectedValue
+from app.observability.metrics import time_transaction
+
+T = TypeVar("T")
+
+Params = Mapping[str, Any]
+
+
+class Result(Protocol):
+    """The rows of one execution."""
+
+    def all(self) -> Sequence[Any]:
+        """Every row (attribute access by column name)."""
+        ...
+
+    def first(self) -> Any | None:
+        """The first row, or None."""
+        ...
+
+    def scalar(self) -> Any:
+        """The first column of the first row, or None."""
+        ...
+
+    @property
+    def rowcount(self) -> int:
+        """Rows matched by an UPDATE or DELETE."""
+        ...
+
+
+class Db(Protocol):
+    """A connection inside a unit of work (SQLAlchemy `Connection` or the fast path's)."""
+
+    @property
+    def dialect(self) -> Dialect:
+        """The SQL dialect (repositories pick dialect-specific upserts by its name)."""
+        ...
+
+    def execute(
+        self, statement: Executable, parameters: Params | Sequence[Params] | None = None, /
+    ) -> Result:
+        """Run a statement once, or once per parameter set when given a sequence of them."""
+        ...
+
+
+class UnitOfWork:
+    """Runs read and write units on one engine."""
+
+    def __init__(self, db_engine: AsyncEngine) -> None:
+        self._db_engine = db_engine
+        self._fast = sqlite.uses_fast_path(db_engine)
+        self._reader = db_engine.sync_engine
+        self._writer = db_engine.sync_engine.execution_options(**write_options)
+        # A read unit sees one snapshot: REPEATABLE READ on PostgreSQL; an SQLite read
+        # transaction is a snapshot already.
+        self._snapshot = db_engine.dialect.name != "sqlite"
+
+    @property
+    def dialect(self) -> str:
+        """The engine's dialect name (`sqlite`, `postgresql`)."""
+        return self._db_engine.dialect.name
+
+    async def write(self, operation: str, work: Callable[[Db], T]) -> T:
+        """Run `work` in one write transaction (BEGIN IMMEDIATE on SQLite); commit on return.
+
+        Raises:
+            DuplicateKey: a constraint refused a write (nothing was committed).
+            RejectedValue: the database refused a statement otherwise (nothing was committed).
+        """
+        with time_transaction(operation), _translated():
+            if self._fast:
+                return await sqlite.run_write(self._db_engine, work)
+
+            def run() -> T:
+                with self._writer.begin() as connection:
+                    return work(connection)
+
+            return await greenlet_spawn(run)
+
+    async def read(self, work: Callable[[Db], T]) -> T:
+        """Run `work` in one read-only snapshot transaction."""
+        with _translated():
+            return await self._read(work)
+
+    async def _read(self, work: Callable[[Db], T]) -> T:
+        if self._fast:
+            return sqlite.run_read(self._db_engine, work)
+
+        def run() -> T:
+            with self._reader.connect() as connection:
+                if self._snapshot:
+                    connection.execution_options(isolation_level="REPEATABLE READ")
+                with connection.begin():
+                    return work(connection)
+
+        return await greenlet_spawn(run)
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    # Services must not know SQLAlchemy's exception tree (only app.db imports SQLAlchemy).
+    try:
+        yield
+    except IntegrityError as exc:
+        raise DuplicateKey(str(exc.orig)) from exc
+    except DBAPIError as exc:
+        raise RejectedValue(str(exc.orig)) from exc
+
+
+__all__ = ["Db", "Params", "Result", "UnitOfWork"]
