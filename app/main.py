@@ -21,7 +21,7 @@ from app import __version__
 from app.api import apps, artifacts, health, invocations, memory, metrics, runs, sessions
 from app.api.deps import authenticate
 from app.api.errors import http_exception_with_full_allow
-from app.api.middleware import BodySizeLimitMiddleware
+from app.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
 from app.api.openapi import document_problems
 from app.artifacts.factory import create_blob_store
 from app.artifacts.service import ArtifactService
@@ -33,8 +33,6 @@ from app.invocations.store import InvocationStore
 from app.memory.database import DatabaseMemoryService
 from app.observability import (
     Metrics,
-    MetricsMiddleware,
-    RequestIdMiddleware,
     configure_logging,
     fastapi_telemetry,
     set_current,
@@ -61,7 +59,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         previous_metrics = set_current(app.state.metrics)
         db_engine = create_db_engine(
-            settings.resolved_database_url, pool_size=settings.db_pool_size, echo=settings.db_echo
+            settings.resolved_database_url,
+            pool_size=settings.db_pool_size,
+            echo=settings.db_echo,
+            sqlite_fast_path=settings.sqlite_fast_path,
         )
         app.state.db_engine = db_engine
         app.state.session_service = DatabaseSessionService(
@@ -95,9 +96,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.invocation_manager = manager
         await manager.startup()
         # What is alive now (imported modules, this app, its services) lives as long as the
-        # server. Frozen, the cyclic GC stops rescanning it: a full collection took ~140 ms over
-        # the ~220,000 objects of a started server, a pause every request in flight waits out
-        # (the ~170 ms outliers of `make bench`), and ~11 ms over what 500 turns added after it.
+        # server. Frozen, the cyclic GC stops rescanning it on every full collection, a pause
+        # that every request in flight would wait out (README, Performance).
         gc.freeze()
         try:
             yield
