@@ -10,8 +10,10 @@ when the transaction ends or its connection goes back to the pool. PostgreSQL ne
 """
 
 import asyncio
+import sqlite3
 import time
 import weakref
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sqlalchemy import event
@@ -94,23 +96,39 @@ def configure_sqlite_engine(db_engine: AsyncEngine) -> None:
 
 
 def _begin_immediate(connection: Connection) -> None:
-    """BEGIN IMMEDIATE, waiting (without blocking the loop) while another process writes."""
+    """BEGIN IMMEDIATE on a SQLAlchemy connection, sleeping (in the greenlet) while locked."""
+    for delay in begin_immediate_delays():
+        if try_begin_immediate(connection.exec_driver_sql):
+            return
+        await_only(asyncio.sleep(delay))
+    connection.exec_driver_sql("BEGIN IMMEDIATE")  # past the busy timeout: raise "locked"
+
+
+def begin_immediate_delays() -> Iterator[float]:
+    """Back-off delays between BEGIN IMMEDIATE attempts while another process writes."""
     deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
     delay = 0.001
-    while True:
-        try:
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
-            return
-        except OperationalError as exc:
-            if "locked" not in str(exc.orig) or time.monotonic() > deadline:
-                raise
-        await_only(asyncio.sleep(delay))
+    while time.monotonic() <= deadline:
+        yield delay
         delay = min(delay * 2, 0.05)
 
 
+def try_begin_immediate(execute: Callable[[str], object]) -> bool:
+    """Start a write transaction; False if another process holds SQLite's write lock."""
+    try:
+        execute("BEGIN IMMEDIATE")
+    except (sqlite3.OperationalError, OperationalError) as exc:
+        if "locked" not in str(exc):
+            raise
+        return False
+    return True
+
+
 __all__ = [
+    "begin_immediate_delays",
     "configure_sqlite_connection",
     "configure_sqlite_engine",
     "sqlite_writer_lock",
+    "try_begin_immediate",
     "write_options",
 ]

@@ -6,6 +6,7 @@ column names Core binds for INSERTs and SET clauses. Shared state is upserted ke
 concurrent writers of different `app:`/`user:` keys never lose each other's write.
 """
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, delete, insert, select, update
@@ -220,9 +221,9 @@ class SessionRepository:
     def shared_state(self, app_name: str, user_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """The app's `app:` state and the user's `user:` state (keys without prefixes)."""
         key = {"k_app": app_name, "k_user": user_id}
-        app_rows = self._db.execute(_APP_STATE, key).all()
-        user_rows = self._db.execute(_USER_STATE, key).all()
-        return {k: v for k, v in app_rows}, {k: v for k, v in user_rows}
+        app_rows: Sequence[tuple[str, Any]] = self._db.execute(_APP_STATE, key).all()
+        user_rows: Sequence[tuple[str, Any]] = self._db.execute(_USER_STATE, key).all()
+        return dict(app_rows), dict(user_rows)
 
     def upsert_shared_state(
         self,

@@ -1,8 +1,7 @@
-"""The raw writer and reader sqlite3 connections of a fast-path engine, and the units run on them."""
+"""The raw writer and reader sqlite3 connections of a fast-path engine, and units run on them."""
 
 import asyncio
 import sqlite3
-import time
 import weakref
 from collections.abc import Callable
 from typing import TypeVar
@@ -14,9 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.db.sqlite.dialect import DRIVER
 from app.db.sqlite.executor import FastConnection
 from app.db.sqlite_config import (
-    SQLITE_BUSY_TIMEOUT_MS,
+    begin_immediate_delays,
     configure_sqlite_connection,
     sqlite_writer_lock,
+    try_begin_immediate,
 )
 
 T = TypeVar("T")
@@ -96,18 +96,12 @@ def run_read(db_engine: AsyncEngine, work: Callable[[FastConnection], T]) -> T:
 
 
 async def _begin_immediate(raw: sqlite3.Connection) -> None:
-    """BEGIN IMMEDIATE, waiting (without blocking the loop) while another process writes."""
-    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
-    delay = 0.001
-    while True:
-        try:
-            raw.execute("BEGIN IMMEDIATE")
+    """BEGIN IMMEDIATE on the raw writer, sleeping (on the loop) while another process writes."""
+    for delay in begin_immediate_delays():
+        if try_begin_immediate(raw.execute):
             return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
         await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.05)
+    raw.execute("BEGIN IMMEDIATE")  # past the busy timeout: raise "locked"
 
 
 __all__ = ["run_read", "run_write", "uses_fast_path"]
