@@ -28,9 +28,9 @@ from app.invocations.models import (
     Invocation,
     InvocationPage,
     InvocationResult,
+    SessionRef,
 )
-from app.invocations.store import SessionRef
-from app.sessions.base import MAX_SEQ
+from app.wire import MAX_SEQ
 
 router = APIRouter(
     prefix="/apps/{app_name}/users/{user_id}/sessions/{session_id}/invocations",
@@ -124,9 +124,8 @@ async def list_invocations(
     page_token: Annotated[str | None, Query(alias="pageToken", max_length=1024)] = None,
 ) -> InvocationPage:
     """A page of invocations with their status."""
-    await manager.store.session_pk(ref)
     size = clamp_page_size(page_size, settings)
-    invocations, token = await manager.store.list_page(ref, page_size=size, page_token=page_token)
+    invocations, token = await manager.list(ref, page_size=size, page_token=page_token)
     return InvocationPage(invocations=invocations, next_page_token=token)
 
 
@@ -141,7 +140,7 @@ async def get_invocation(
     ref: RefDep, invocation_id: str, manager: InvocationManagerDep
 ) -> Invocation:
     """Status (queued, running, completed, failed, cancelled) and the error as a problem."""
-    return await manager.store.get(ref, invocation_id)
+    return await manager.get(ref, invocation_id)
 
 
 @router.post(
@@ -179,13 +178,7 @@ async def stream_invocation_events(
         if not last_event_id.isdigit() or int(last_event_id) > MAX_SEQ:
             raise InvalidRequest("Last-Event-ID must be the seq of an event.")
         start = int(last_event_id)
-    invocation = await manager.store.get(ref, invocation_id)
-    handle = RunHandle(
-        ref=ref,
-        invocation=invocation,
-        session_pk=await manager.store.session_pk(ref),
-        created=False,
-    )
+    handle = await manager.attach(ref, invocation_id)
     return EventSourceResponse(
         _stream(manager, handle, start, cancel_on_disconnect=False),
         ping=settings.sse_heartbeat_seconds,

@@ -17,10 +17,14 @@ from app.api.deps import InvocationManagerDep, PrincipalDep, RegistryDep, Settin
 from app.api.streaming import adk_error_frame, adk_event_json, adk_frames
 from app.errors import StoredProblem
 from app.invocations.manager import RunHandle
-from app.invocations.models import CreateInvocationRequest, RunAgentRequest, RunConfigRequest
-from app.invocations.store import SessionRef
-from app.sessions.base import validate_id
+from app.invocations.models import (
+    CreateInvocationRequest,
+    RunAgentRequest,
+    RunConfigRequest,
+    SessionRef,
+)
 from app.sessions.models import Event
+from app.wire import validate_id
 
 router = APIRouter(tags=["runs"])
 

@@ -11,10 +11,12 @@ cancel request (which may come through another replica), so:
 - a replica that dies stops renewing; the reaper (every replica, at start and periodically) marks
   its invocations `failed` with `invocation-interrupted` once their lease has expired.
 Followers of a run on this replica get live events from its RunChannel; followers of a run on
-another replica get persisted events by polling the database.
+another replica get persisted events by polling the database. Routers reach invocations only
+through the manager (start, get, list, attach, follow, wait, cancel), never through its store.
 """
 
 import asyncio
+import builtins
 import contextlib
 import hashlib
 import logging
@@ -28,9 +30,8 @@ from typing import Any
 
 import orjson
 
-from app.artifacts.service import ArtifactService
+from app.artifacts.base import BaseArtifactService
 from app.contexts.invocation import RunConfig, StreamingMode
-from app.db.tables import StorageInvocation
 from app.errors import (
     AgentdError,
     IdempotencyKeyReused,
@@ -45,10 +46,11 @@ from app.invocations.models import (
     CreateInvocationRequest,
     Invocation,
     InvocationStatus,
+    SessionRef,
 )
 from app.invocations.registry import AppRegistry
 from app.invocations.runner import Runner
-from app.invocations.store import InvocationStore, SessionRef, to_resource
+from app.invocations.store import InvocationStore, StoredInvocation
 from app.memory.base import BaseMemoryService
 from app.observability.logging import bind_invocation
 from app.observability.metrics import (
@@ -80,7 +82,7 @@ class LocalRun:
 
 @dataclass(frozen=True)
 class RunHandle:
-    """What `start` returns: the invocation, and whether this call created it."""
+    """A run to wait for or follow: the invocation, and whether the call that made it created it."""
 
     ref: SessionRef
     invocation: Invocation
@@ -98,11 +100,11 @@ class InvocationManager:
         store: InvocationStore,
         registry: AppRegistry,
         session_service: BaseSessionService,
-        artifact_service: ArtifactService | None,
+        artifact_service: BaseArtifactService | None,
         memory_service: BaseMemoryService | None,
         settings: Settings,
     ) -> None:
-        self.store = store
+        self._store = store
         self._registry = registry
         self._session_service = session_service
         self._artifact_service = artifact_service
@@ -119,7 +121,7 @@ class InvocationManager:
 
     async def startup(self) -> None:
         """Reap invocations left by dead replicas, then keep doing so periodically."""
-        await self.store.reap()
+        await self._store.reap()
         self._reaper = asyncio.create_task(self._reap_forever(), name="agentd-reaper")
 
     async def shutdown(self) -> None:
@@ -138,7 +140,7 @@ class InvocationManager:
         while True:
             await asyncio.sleep(interval)
             try:
-                reaped = await self.store.reap()
+                reaped = await self._store.reap()
                 if reaped:
                     logger.warning("marked %d interrupted invocation(s) as failed", reaped)
             except Exception:
@@ -160,59 +162,52 @@ class InvocationManager:
         request_hash = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
         session_pk: int | None = None  # looked up inside the create transaction
         if idempotency_key is not None:
-            session_pk = await self.store.session_pk(ref)
-            existing = await self.store.find_by_key(ref, idempotency_key)
+            session_pk = await self._store.session_pk(ref)
+            existing = await self._store.find_by_key(ref, idempotency_key)
             if existing is not None:
-                return self._replay(ref, existing, request_hash, session_pk)
-        now = time.time()
-        row = StorageInvocation(
-            id=invocation_id or new_invocation_id(),
-            app_name=ref.app_name,
-            user_id=ref.user_id,
-            session_id=ref.session_id,
-            session_pk=session_pk,
-            status=InvocationStatus.QUEUED.value,
+                return self._replay(ref, existing, request_hash)
+        stored = await self._store.create(
+            ref,
+            invocation_id=invocation_id or new_invocation_id(),
             mode=request.mode,
             request=body,
             request_hash=request_hash,
             idempotency_key=idempotency_key,
             owner=self.replica_id,
-            cancel_requested=False,
-            create_time=now,
-            lease_expires_at=now + self._settings.lease_seconds,
+            ttl=self._settings.lease_seconds,
+            acquire=True,
+            session_pk=session_pk,
         )
-        existing, acquired = await self.store.create(
-            row, acquire=True, ttl=self._settings.lease_seconds
-        )
-        session_pk = row.session_pk
-        if existing is not None:  # lost an Idempotency-Key race to an identical request
-            return self._replay(ref, existing, request_hash, session_pk)
-        if not acquired and request.multitask_strategy == "reject":
-            await self.store.delete(row.id)
+        if not stored.created:  # lost an Idempotency-Key race to an identical request
+            return self._replay(ref, stored, request_hash)
+        invocation = stored.invocation
+        if not stored.acquired and request.multitask_strategy == "reject":
+            await self._store.delete(invocation.id)
             raise SessionBusy("Another invocation is running on this session.")
-        run = LocalRun(invocation_id=row.id, session_pk=session_pk, channel=RunChannel())
-        self._runs[row.id] = run
-        with bind_invocation(row.id):  # the task copies the context: its logs carry the id
+        run = LocalRun(
+            invocation_id=invocation.id, session_pk=stored.session_pk, channel=RunChannel()
+        )
+        self._runs[invocation.id] = run
+        with bind_invocation(invocation.id):  # the task copies the context: its logs carry the id
             run.task = asyncio.create_task(
-                self._execute(run, ref, runner, request, acquired), name=f"invocation {row.id}"
+                self._execute(run, ref, runner, request, stored.acquired),
+                name=f"invocation {invocation.id}",
             )
         return RunHandle(
             ref=ref,
-            invocation=to_resource(row),
-            session_pk=session_pk,
+            invocation=invocation,
+            session_pk=stored.session_pk,
             created=True,
             channel=run.channel,
         )
 
-    def _replay(
-        self, ref: SessionRef, existing: StorageInvocation, request_hash: str, session_pk: int
-    ) -> RunHandle:
+    def _replay(self, ref: SessionRef, existing: StoredInvocation, request_hash: str) -> RunHandle:
         if existing.request_hash != request_hash:
             raise IdempotencyKeyReused(
                 "This Idempotency-Key was used with a different request body."
             )
         return RunHandle(
-            ref=ref, invocation=to_resource(existing), session_pk=session_pk, created=False
+            ref=ref, invocation=existing.invocation, session_pk=existing.session_pk, created=False
         )
 
     def _runner(self, app_name: str) -> Runner:
@@ -284,7 +279,7 @@ class InvocationManager:
             final: Invocation | None = None
             try:
                 final = await asyncio.shield(
-                    self.store.finish(run.invocation_id, run.session_pk, status, error)
+                    self._store.finish(run.invocation_id, run.session_pk, status, error)
                 )
             except Exception:
                 logger.exception("recording the end of invocation %s failed", run.invocation_id)
@@ -292,14 +287,14 @@ class InvocationManager:
                 lease_released()
             invocation_finished(ref.app_name, status.value)
             if final is None:
-                final = await self.store.get(ref, run.invocation_id)
+                final = (await self._store.get(ref, run.invocation_id)).invocation
             await run.channel.close(final)
             self._runs.pop(run.invocation_id, None)
 
     async def _wait_for_lease(self, run: LocalRun) -> None:
         deadline = time.monotonic() + self._settings.enqueue_timeout_seconds
         delay = 0.02
-        while not await self.store.try_acquire(
+        while not await self._store.try_acquire(
             run.invocation_id, run.session_pk, self.replica_id, self._settings.lease_seconds
         ):
             if run.cancel_requested:
@@ -317,7 +312,7 @@ class InvocationManager:
         while True:
             await asyncio.sleep(interval)
             try:
-                cancel = await self.store.heartbeat(
+                cancel = await self._store.heartbeat(
                     run.invocation_id, run.session_pk, self._settings.lease_seconds
                 )
             except Exception:
@@ -337,7 +332,25 @@ class InvocationManager:
             streaming_mode=StreamingMode.SSE if streaming == "sse" else StreamingMode.NONE,
         )
 
-    # -- follow, wait, cancel ---------------------------------------------------------------
+    # -- read, follow, wait, cancel -------------------------------------------------------
+
+    async def get(self, ref: SessionRef, invocation_id: str) -> Invocation:
+        """The invocation, or InvocationNotFound (also for another session's)."""
+        return (await self._store.get(ref, invocation_id)).invocation
+
+    # `builtins.list` from here on: inside the class, `list` names this method.
+    async def list(
+        self, ref: SessionRef, *, page_size: int, page_token: str | None
+    ) -> tuple[builtins.list[Invocation], str | None]:
+        """A page of the session's invocations, newest first (SessionNotFound if it is gone)."""
+        return await self._store.list_page(ref, page_size=page_size, page_token=page_token)
+
+    async def attach(self, ref: SessionRef, invocation_id: str) -> RunHandle:
+        """A handle to follow an existing invocation (InvocationNotFound if there is none)."""
+        stored = await self._store.get(ref, invocation_id)
+        return RunHandle(
+            ref=ref, invocation=stored.invocation, session_pk=stored.session_pk, created=False
+        )
 
     async def follow(self, handle: RunHandle, *, after_seq: int = 0) -> AsyncIterator[StreamItem]:
         """Events after `after_seq` (then live ones) until the invocation ends, then `done`."""
@@ -348,8 +361,8 @@ class InvocationManager:
             return
         last = after_seq
         while True:
-            invocation = await self.store.get(handle.ref, handle.invocation.id)
-            for event in await self.store.events(handle.session_pk, handle.invocation.id, last):
+            invocation = (await self._store.get(handle.ref, handle.invocation.id)).invocation
+            for event in await self._store.events(handle.session_pk, handle.invocation.id, last):
                 last = event.seq or last
                 yield StreamItem("event", event=event)
             if invocation.status.terminal:
@@ -370,17 +383,17 @@ class InvocationManager:
 
     async def cancel(self, ref: SessionRef, invocation_id: str) -> Invocation:
         """Ask the invocation to stop; a local run stops at once, a remote one within seconds."""
-        invocation = await self.store.request_cancel(ref, invocation_id)
+        invocation = await self._store.request_cancel(ref, invocation_id)
         run = self._runs.get(invocation_id)
         if run is not None and not run.cancel_requested and run.task is not None:
             run.cancel_requested = True
             run.task.cancel()
             await asyncio.shield(run.channel.wait_closed())
-            invocation = await self.store.get(ref, invocation_id)
+            invocation = (await self._store.get(ref, invocation_id)).invocation
         return invocation
 
-    async def persisted_events(self, handle: RunHandle) -> list[Event]:
+    async def persisted_events(self, handle: RunHandle) -> builtins.list[Event]:
         """The invocation's persisted events, from memory when it ran here."""
         if handle.channel is not None and handle.channel.closed:
             return handle.channel.persisted()
-        return await self.store.events(handle.session_pk, handle.invocation.id, 0)
+        return await self._store.events(handle.session_pk, handle.invocation.id, 0)

@@ -1,11 +1,23 @@
-"""Wire models of runs: ADK's RunAgentRequest, our invocation request and resource."""
+"""Wire models of runs (ADK's RunAgentRequest, our invocation request and resource) and the
+session address every invocation operation takes."""
 
 import enum
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field
 
-from app.sessions.models import ClientContent, Event, WireModel
+from app.sessions.models import Event
+from app.wire import ClientContent, WireModel
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """A session addressed by the API."""
+
+    app_name: str
+    user_id: str
+    session_id: str
 
 
 class InvocationStatus(enum.StrEnum):

@@ -1,279 +1,186 @@
-"""Database operations on invocations and session leases; every method is one transaction.
+"""Invocations and session leases in the database; every method is one unit of work.
 
 The lease is what makes "one invocation at a time per session" hold across replicas:
 `try_acquire` inserts the session's lease row, or takes it over only if it has expired, in one
 atomic upsert; a queued invocation may only try once it is the oldest live queued one of its
-session, so `enqueue` is first come, first served across replicas too.
+session, so `enqueue` is first come, first served across replicas too. The statements live in
+`app.db.repositories.invocations`; this module decides which of them form one transaction and
+turns rows into resources.
 """
 
-import functools
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Row, Table, and_, bindparam, delete, insert, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
-
-from app.db import fast
-from app.db.engine import DbSession, create_sessionmaker, write_options
-from app.db.tables import StorageEvent, StorageInvocation, StorageSessionLease
-from app.db.units import Units
-from app.errors import InvocationInterrupted, InvocationNotFound, SessionNotFound
-from app.invocations.models import Invocation, InvocationStatus
-from app.observability.metrics import time_transaction
-from app.sessions.base import decode_page_token, encode_page_token
+from app.db.repositories.invocations import InvocationRepository
+from app.db.repositories.sessions import SessionRepository
+from app.db.tables.sessions import session_key
+from app.db.uow import Db, UnitOfWork
+from app.errors import DuplicateKey, InvocationInterrupted, InvocationNotFound, SessionNotFound
+from app.invocations.models import Invocation, InvocationStatus, SessionRef
+from app.pagination import decode_page_token, encode_page_token
 from app.sessions.models import Event
-from app.sessions.statements import SESSION_PK, session_key
 
-LIVE = (InvocationStatus.QUEUED.value, InvocationStatus.RUNNING.value)
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 
 @dataclass(frozen=True)
-class SessionRef:
-    """A session addressed by the API."""
+class StoredInvocation:
+    """An invocation with what only the server sees: its session's key and its request's hash."""
 
-    app_name: str
-    user_id: str
-    session_id: str
-
-
-_invocations = cast(Table, StorageInvocation.__table__)
-_leases = cast(Table, StorageSessionLease.__table__)
-
-# The statements of every run (create, acquire, finish) are built once; SQLAlchemy then reuses
-# their compiled form instead of rebuilding and re-keying them per call.
-_INSERT_INVOCATION = insert(_invocations)
-_OLDEST_QUEUED = (
-    select(_invocations.c.id)
-    .where(
-        _invocations.c.session_pk == bindparam("k_pk"),
-        _invocations.c.status == InvocationStatus.QUEUED.value,
-        _invocations.c.lease_expires_at > bindparam("k_now"),
-    )
-    .order_by(_invocations.c.create_time, _invocations.c.id)
-    .limit(1)
-)
-_MARK_RUNNING = (
-    update(_invocations)
-    .where(_invocations.c.id == bindparam("k_id"))
-    .values(
-        status=InvocationStatus.RUNNING.value,
-        start_time=bindparam("v_now"),
-        owner=bindparam("v_owner"),
-        lease_expires_at=bindparam("v_expires"),
-    )
-)
-_FINISH = (
-    update(_invocations)
-    .where(_invocations.c.id == bindparam("k_id"))
-    .values(status=bindparam("v_status"), error=bindparam("v_error"), end_time=bindparam("v_now"))
-    .returning(*_invocations.c)
-)
-_RELEASE = delete(_leases).where(
-    _leases.c.session_pk == bindparam("k_pk"), _leases.c.invocation_id == bindparam("k_id")
-)
-
-
-@functools.cache  # one statement object per dialect: app.db.fast compiles each once
-def _lease_upsert(dialect: str) -> Any:
-    """Insert the session's lease, or take it over only if it expired; returns the holder."""
-    stmt = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_leases)
-    return stmt.on_conflict_do_update(
-        index_elements=["session_pk"],
-        set_={
-            "invocation_id": stmt.excluded.invocation_id,
-            "owner": stmt.excluded.owner,
-            "expires_at": stmt.excluded.expires_at,
-        },
-        where=_leases.c.expires_at < bindparam("k_now"),
-    ).returning(_leases.c.invocation_id)
+    invocation: Invocation
+    session_pk: int
+    request_hash: str
+    #: Made by this call; False when an Idempotency-Key named an existing invocation instead.
+    created: bool = False
+    #: This call took the session's lease for it (it is running).
+    acquired: bool = False
 
 
 class InvocationStore:
     """Invocation rows and session leases."""
 
-    def __init__(self, db_engine: AsyncEngine) -> None:
-        self._sessionmaker = create_sessionmaker(db_engine)
-        self._units = Units(db_engine)
-        self._dialect = db_engine.dialect.name
-        self._lease_upsert = _lease_upsert(self._dialect)
-
-    @asynccontextmanager
-    async def _write(self, operation: str) -> AsyncIterator[DbSession]:
-        with time_transaction(operation):
-            async with self._sessionmaker() as db, db.begin():
-                await db.connection(execution_options=write_options)
-                yield db
+    def __init__(self, db_engine: "AsyncEngine") -> None:
+        self._uow = UnitOfWork(db_engine)
 
     async def session_pk(self, ref: SessionRef) -> int:
         """The session's key, or SessionNotFound."""
-        async with self._sessionmaker() as db:
-            pk = await db.scalar(SESSION_PK, session_key(ref.app_name, ref.user_id, ref.session_id))
+        pk = await self._uow.read(lambda db: SessionRepository(db).pk(_session_key(ref)))
         if pk is None:
-            raise SessionNotFound(f"Session {ref.session_id!r} does not exist.")
-        return int(pk)
+            raise _session_not_found(ref)
+        return pk
 
-    async def find_by_key(self, ref: SessionRef, key: str) -> StorageInvocation | None:
+    async def find_by_key(self, ref: SessionRef, key: str) -> StoredInvocation | None:
         """The invocation created with this Idempotency-Key in this session."""
-        async with self._sessionmaker() as db:
-            return await db.scalar(
-                select(StorageInvocation).where(
-                    *_ref_filter(ref), StorageInvocation.idempotency_key == key
-                )
-            )
+        row = await self._uow.read(
+            lambda db: InvocationRepository(db).by_idempotency_key(_session_key(ref), key)
+        )
+        return None if row is None else _stored(row)
 
-    async def get(self, ref: SessionRef, invocation_id: str) -> Invocation:
-        """The invocation as a resource, or InvocationNotFound (also for another session's)."""
-        async with self._sessionmaker() as db:
-            row = await db.scalar(
-                select(StorageInvocation).where(
-                    *_ref_filter(ref), StorageInvocation.id == invocation_id
-                )
-            )
+    async def get(self, ref: SessionRef, invocation_id: str) -> StoredInvocation:
+        """The invocation, or InvocationNotFound (also for another session's)."""
+        row = await self._uow.read(
+            lambda db: InvocationRepository(db).get(_session_key(ref), invocation_id)
+        )
         if row is None:
-            raise InvocationNotFound(f"No invocation {invocation_id!r} in this session.")
-        return to_resource(row)
+            raise _invocation_not_found(invocation_id)
+        return _stored(row)
 
     async def list_page(
         self, ref: SessionRef, *, page_size: int, page_token: str | None
     ) -> tuple[list[Invocation], str | None]:
-        """The session's invocations, newest first."""
-        query = select(StorageInvocation).where(*_ref_filter(ref))
-        if page_token:
-            cursor = decode_page_token(page_token, kind="invocations")
-            before_time, before_id = float(cursor.get("t", 0)), str(cursor.get("id", ""))
-            query = query.where(
-                or_(
-                    StorageInvocation.create_time < before_time,
-                    and_(
-                        StorageInvocation.create_time == before_time,
-                        StorageInvocation.id < before_id,
-                    ),
-                )
-            )
-        query = query.order_by(
-            StorageInvocation.create_time.desc(), StorageInvocation.id.desc()
-        ).limit(page_size + 1)
-        async with self._sessionmaker() as db:
-            rows = list((await db.scalars(query)).all())
+        """The session's invocations, newest first (SessionNotFound if there is no session)."""
+        key = _session_key(ref)
+
+        def unit(db: Db) -> list[Any]:
+            # The session is checked before the token, so a missing session is a 404 whatever
+            # the token says.
+            if SessionRepository(db).pk(key) is None:
+                raise _session_not_found(ref)
+            before = _page_cursor(page_token) if page_token else None
+            return InvocationRepository(db).page(key, before=before, limit=page_size + 1)
+
+        rows = await self._uow.read(unit)
         token = None
         if len(rows) > page_size:
             rows = rows[:page_size]
             token = encode_page_token(
                 {"k": "invocations", "t": rows[-1].create_time, "id": rows[-1].id}
             )
-        return [to_resource(r) for r in rows], token
+        return [_to_resource(r) for r in rows], token
+
+    async def create(
+        self,
+        ref: SessionRef,
+        *,
+        invocation_id: str,
+        mode: str,
+        request: dict[str, Any],
+        request_hash: str,
+        idempotency_key: str | None,
+        owner: str,
+        ttl: float,
+        acquire: bool,
+        session_pk: int | None = None,
+    ) -> StoredInvocation:
+        """Insert a queued invocation and, if asked, try to take the lease in the same transaction.
+
+        With `session_pk` None the session is looked up in that transaction (SessionNotFound if
+        it is gone), so the common path of every run is one transaction. On an Idempotency-Key
+        collision nothing is written and the existing invocation is returned (`created` False).
+        """
+        key = _session_key(ref)
+        now = time.time()
+        row = {
+            "id": invocation_id,
+            "app_name": ref.app_name,
+            "user_id": ref.user_id,
+            "session_id": ref.session_id,
+            "status": InvocationStatus.QUEUED.value,
+            "mode": mode,
+            "request": request,
+            "request_hash": request_hash,
+            "idempotency_key": idempotency_key,
+            "error": None,
+            "owner": owner,
+            "cancel_requested": False,
+            "create_time": now,
+            "start_time": None,
+            "end_time": None,
+            "lease_expires_at": now + ttl,
+        }
+
+        def unit(db: Db) -> tuple[int, bool]:
+            pk = session_pk if session_pk is not None else SessionRepository(db).pk(key)
+            if pk is None:
+                raise _session_not_found(ref)
+            InvocationRepository(db).insert({**row, "session_pk": pk})
+            return pk, acquire and _acquire(db, invocation_id, pk, owner, ttl)
+
+        try:
+            pk, acquired = await self._uow.write("create", unit)
+        except DuplicateKey:
+            if idempotency_key is None:
+                raise
+            existing = await self.find_by_key(ref, idempotency_key)
+            if existing is None:
+                raise
+            return existing
+        # The resource as inserted, running if the lease was taken (its start time shows in
+        # later reads).
+        invocation = Invocation(
+            id=invocation_id,
+            app_name=ref.app_name,
+            user_id=ref.user_id,
+            session_id=ref.session_id,
+            status=InvocationStatus.RUNNING if acquired else InvocationStatus.QUEUED,
+            mode=mode,
+            create_time=now,
+        )
+        return StoredInvocation(invocation, pk, request_hash, created=True, acquired=acquired)
 
     async def delete(self, invocation_id: str) -> None:
         """Forget an invocation that never ran (rejected as busy)."""
-        async with self._write("delete") as db:
-            await db.execute(delete(StorageInvocation).where(StorageInvocation.id == invocation_id))
+        await self._uow.write("delete", lambda db: InvocationRepository(db).delete(invocation_id))
 
     async def try_acquire(
         self, invocation_id: str, session_pk: int, owner: str, ttl: float
     ) -> bool:
         """Take the session's lease for `invocation_id` (first come, first served); mark running."""
-        return await self._units.write(
-            "try_acquire", lambda db: self._acquire(db, invocation_id, session_pk, owner, ttl)
+        return await self._uow.write(
+            "try_acquire", lambda db: _acquire(db, invocation_id, session_pk, owner, ttl)
         )
 
-    async def create(
-        self, row: StorageInvocation, *, acquire: bool, ttl: float
-    ) -> tuple[StorageInvocation | None, bool]:
-        """Insert the invocation and, if asked, try to take the lease in the same transaction.
-
-        `row.session_pk` may be None: the session is then looked up in the same transaction
-        (SessionNotFound if it is gone) and filled in. Returns (the existing invocation on an
-        Idempotency-Key collision, or None; whether the lease was taken). One transaction on the
-        common path of every run.
-        """
-
-        def unit(db: Connection) -> bool:
-            if row.session_pk is None:
-                pk = fast.scalar(
-                    db,
-                    SESSION_PK,
-                    session_key(row.app_name, row.user_id, row.session_id),
-                )
-                if pk is None:
-                    raise SessionNotFound(f"Session {row.session_id!r} does not exist.")
-                row.session_pk = int(pk)
-            fast.execute_many(
-                db, _INSERT_INVOCATION, [{c.key: getattr(row, c.key) for c in _invocations.c}]
-            )
-            return acquire and self._acquire(db, row.id, row.session_pk, row.owner, ttl)
-
-        try:
-            acquired = await self._units.write("create", unit)
-            if acquired:
-                row.status = InvocationStatus.RUNNING.value
-            return None, acquired
-        except IntegrityError:
-            if row.idempotency_key is None:
-                raise
-            existing = await self.find_by_key(
-                SessionRef(row.app_name, row.user_id, row.session_id), row.idempotency_key
-            )
-            if existing is None:
-                raise
-            return existing, False
-
-    def _acquire(
-        self, db: Connection, invocation_id: str, session_pk: int, owner: str, ttl: float
-    ) -> bool:
-        now = time.time()
-        oldest = fast.scalar(db, _OLDEST_QUEUED, {"k_pk": session_pk, "k_now": now})
-        if oldest is not None and oldest != invocation_id:
-            return False
-        holder = fast.scalar(
-            db,
-            self._lease_upsert,
-            {
-                "session_pk": session_pk,
-                "invocation_id": invocation_id,
-                "owner": owner,
-                "expires_at": now + ttl,
-                "k_now": now,
-            },
-        )
-        if holder != invocation_id:
-            return False
-        fast.execute_many(
-            db,
-            _MARK_RUNNING,
-            [{"k_id": invocation_id, "v_now": now, "v_owner": owner, "v_expires": now + ttl}],
-        )
-        return True
-
-    async def heartbeat(self, invocation_id: str, session_pk: int | None, ttl: float) -> bool:
+    async def heartbeat(self, invocation_id: str, session_pk: int, ttl: float) -> bool:
         """Extend the invocation's (and its session lease's) expiry; return cancel_requested."""
         expires = time.time() + ttl
-        async with self._write("heartbeat") as db:
-            await db.execute(
-                update(StorageInvocation)
-                .where(StorageInvocation.id == invocation_id)
-                .values(lease_expires_at=expires)
-            )
-            if session_pk is not None:
-                await db.execute(
-                    update(StorageSessionLease)
-                    .where(
-                        StorageSessionLease.session_pk == session_pk,
-                        StorageSessionLease.invocation_id == invocation_id,
-                    )
-                    .values(expires_at=expires)
-                )
-            cancel = await db.scalar(
-                select(StorageInvocation.cancel_requested).where(
-                    StorageInvocation.id == invocation_id
-                )
-            )
-        return bool(cancel)
+        return await self._uow.write(
+            "heartbeat",
+            lambda db: InvocationRepository(db).heartbeat(
+                invocation_id, session_pk, expires=expires
+            ),
+        )
 
     async def finish(
         self,
@@ -284,83 +191,89 @@ class InvocationStore:
     ) -> Invocation | None:
         """Record the outcome, release the session lease; the final resource (None if gone)."""
 
-        def unit(db: Connection) -> Any:
-            row = fast.first(
-                db,
-                _FINISH,
-                {
-                    "k_id": invocation_id,
-                    "v_status": status.value,
-                    "v_error": error,
-                    "v_now": time.time(),
-                },
+        def unit(db: Db) -> Any:
+            repository = InvocationRepository(db)
+            row = repository.finish(
+                invocation_id, status=status.value, error=error, now=time.time()
             )
-            fast.execute_many(db, _RELEASE, [{"k_pk": session_pk, "k_id": invocation_id}])
+            repository.release_lease(session_pk, invocation_id)
             return row
 
-        row = await self._units.write("finish", unit)
-        return to_resource(row) if row is not None else None
+        row = await self._uow.write("finish", unit)
+        return _to_resource(row) if row is not None else None
 
     async def request_cancel(self, ref: SessionRef, invocation_id: str) -> Invocation:
-        """Flag the invocation for cancellation (its owner acts on it)."""
-        async with self._write("request_cancel") as db:
-            await db.execute(
-                update(StorageInvocation)
-                .where(
-                    *_ref_filter(ref),
-                    StorageInvocation.id == invocation_id,
-                    StorageInvocation.status.in_(LIVE),
-                )
-                .values(cancel_requested=True)
-            )
-        return await self.get(ref, invocation_id)
+        """Flag the invocation for cancellation if it is live (its owner acts on it)."""
+        key = _session_key(ref)
+
+        def unit(db: Db) -> Any:
+            repository = InvocationRepository(db)
+            repository.request_cancel(key, invocation_id)
+            return repository.get(key, invocation_id)
+
+        row = await self._uow.write("request_cancel", unit)
+        if row is None:
+            raise _invocation_not_found(invocation_id)
+        return _to_resource(row)
 
     async def reap(self) -> int:
         """Mark live invocations whose owner stopped renewing them as interrupted."""
-        now = time.time()
         error = InvocationInterrupted(
             "The server running the invocation stopped before it completed."
         ).marshal()
-        async with self._write("reap") as db:
-            result = await db.execute(
-                update(StorageInvocation)
-                .where(
-                    StorageInvocation.status.in_(LIVE),
-                    StorageInvocation.lease_expires_at < now,
-                )
-                .values(status=InvocationStatus.FAILED.value, error=error, end_time=now)
-            )
-            await db.execute(
-                delete(StorageSessionLease).where(StorageSessionLease.expires_at < now)
-            )
-        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+        now = time.time()
+        return await self._uow.write(
+            "reap", lambda db: InvocationRepository(db).reap(error=error, now=now)
+        )
 
     async def events(self, session_pk: int, invocation_id: str, after_seq: int) -> list[Event]:
         """The invocation's persisted events after `after_seq`, in order."""
-        async with self._sessionmaker() as db:
-            rows = (
-                await db.execute(
-                    select(StorageEvent.seq, StorageEvent.event)
-                    .where(
-                        StorageEvent.session_pk == session_pk,
-                        StorageEvent.invocation_id == invocation_id,
-                        StorageEvent.seq > after_seq,
-                    )
-                    .order_by(StorageEvent.seq)
-                )
-            ).all()
-        return [Event.from_stored(seq, data) for seq, data in rows]
+        stored = await self._uow.read(
+            lambda db: SessionRepository(db).invocation_events(
+                session_pk, invocation_id, after_seq=after_seq
+            )
+        )
+        return [Event.from_stored(seq, data) for seq, data in stored]
 
 
-def _ref_filter(ref: SessionRef) -> tuple[Any, ...]:
-    return (
-        StorageInvocation.app_name == ref.app_name,
-        StorageInvocation.user_id == ref.user_id,
-        StorageInvocation.session_id == ref.session_id,
+def _acquire(db: Db, invocation_id: str, session_pk: int, owner: str, ttl: float) -> bool:
+    """Inside a write unit: take the session's lease if this is the session's turn; mark running."""
+    repository = InvocationRepository(db)
+    now = time.time()
+    oldest = repository.oldest_queued(session_pk, now=now)
+    if oldest is not None and oldest != invocation_id:
+        return False
+    holder = repository.take_lease(
+        session_pk, invocation_id, owner=owner, now=now, expires=now + ttl
     )
+    if holder != invocation_id:
+        return False
+    repository.mark_running(invocation_id, owner=owner, now=now, expires=now + ttl)
+    return True
 
 
-def to_resource(row: StorageInvocation | Row[Any]) -> Invocation:
+def _session_key(ref: SessionRef) -> dict[str, str]:
+    return session_key(ref.app_name, ref.user_id, ref.session_id)
+
+
+def _session_not_found(ref: SessionRef) -> SessionNotFound:
+    return SessionNotFound(f"Session {ref.session_id!r} does not exist.")
+
+
+def _invocation_not_found(invocation_id: str) -> InvocationNotFound:
+    return InvocationNotFound(f"No invocation {invocation_id!r} in this session.")
+
+
+def _page_cursor(page_token: str) -> tuple[float, str]:
+    cursor = decode_page_token(page_token, kind="invocations")
+    return float(cursor.get("t", 0)), str(cursor.get("id", ""))
+
+
+def _stored(row: Any) -> StoredInvocation:
+    return StoredInvocation(_to_resource(row), int(row.session_pk), row.request_hash)
+
+
+def _to_resource(row: Any) -> Invocation:
     """The API view of a row."""
     return Invocation(
         id=row.id,
@@ -375,3 +288,6 @@ def to_resource(row: StorageInvocation | Row[Any]) -> Invocation:
         error=row.error,
         cancel_requested=row.cancel_requested,
     )
+
+
+__all__ = ["InvocationStore", "StoredInvocation"]

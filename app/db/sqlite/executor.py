@@ -42,6 +42,12 @@ class _Plan:
         assert isinstance(compiled, SQLCompiler)
         self.compiled = compiled
         self.sql: str = compiled.string
+        if compiled.post_compile_params:
+            # Expanding IN lists are rendered per execution by SQLAlchemy's own path only.
+            raise NotImplementedError(
+                "The SQLite fast path does not run expanding IN (...) parameters; "
+                "write the statement with OR or a join instead."
+            )
         self.order: tuple[str, ...] = tuple(compiled.positiontup or ())
         # Tuple types (sequences of processors) never occur in these statements.
         self.binds = cast(dict[str, Callable[[Any], Any]], dict(compiled._bind_processors))

@@ -1,0 +1,255 @@
+"""Every statement on invocations and session leases.
+
+Statements are built once at import (and registered with the fast path's plan cache). Like the
+session repository, parameters are named `k_*` (keys in WHERE clauses) and `v_*` (new values), and
+a session is addressed by the `session_key(...)` parameters (`k_app`, `k_user`, `k_id`); an
+invocation's own id is `k_invocation`. Status filters are spelled as `=` comparisons rather than
+`IN (...)`: an IN list is expanded per execution, which the fast path's precompiled plans cannot do.
+"""
+
+from typing import Any, cast
+
+from sqlalchemy import Table, and_, bindparam, delete, insert, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from app.db.sqlite import register
+from app.db.tables import StorageInvocation, StorageSessionLease
+from app.db.uow import Db
+
+_invocations = cast(Table, StorageInvocation.__table__)
+_leases = cast(Table, StorageSessionLease.__table__)
+
+# The values of `app.invocations.models.InvocationStatus` these statements filter on or set (that
+# enum lives a layer above; the invocation contract suite would fail if they drifted apart).
+_QUEUED = "queued"
+_RUNNING = "running"
+_FAILED = "failed"
+
+_status = _invocations.c.status
+_IS_LIVE = or_(_status == _QUEUED, _status == _RUNNING)
+
+
+def _in_session() -> tuple[Any, ...]:
+    return (
+        _invocations.c.app_name == bindparam("k_app"),
+        _invocations.c.user_id == bindparam("k_user"),
+        _invocations.c.session_id == bindparam("k_id"),
+    )
+
+
+_INSERT = register(insert(_invocations))
+_OLDEST_QUEUED = register(
+    select(_invocations.c.id)
+    .where(
+        _invocations.c.session_pk == bindparam("k_pk"),
+        _status == _QUEUED,
+        _invocations.c.lease_expires_at > bindparam("k_now"),
+    )
+    .order_by(_invocations.c.create_time, _invocations.c.id)
+    .limit(1)
+)
+_MARK_RUNNING = register(
+    update(_invocations)
+    .where(_invocations.c.id == bindparam("k_invocation"))
+    .values(
+        status=_RUNNING,
+        start_time=bindparam("v_now"),
+        owner=bindparam("v_owner"),
+        lease_expires_at=bindparam("v_expires"),
+    )
+)
+_FINISH = register(
+    update(_invocations)
+    .where(_invocations.c.id == bindparam("k_invocation"))
+    .values(status=bindparam("v_status"), error=bindparam("v_error"), end_time=bindparam("v_now"))
+    .returning(*_invocations.c)
+)
+_RELEASE_LEASE = register(
+    delete(_leases).where(
+        _leases.c.session_pk == bindparam("k_pk"),
+        _leases.c.invocation_id == bindparam("k_invocation"),
+    )
+)
+_EXTEND_INVOCATION = register(
+    update(_invocations)
+    .where(_invocations.c.id == bindparam("k_invocation"))
+    .values(lease_expires_at=bindparam("v_expires"))
+)
+_EXTEND_LEASE = register(
+    update(_leases)
+    .where(
+        _leases.c.session_pk == bindparam("k_pk"),
+        _leases.c.invocation_id == bindparam("k_invocation"),
+    )
+    .values(expires_at=bindparam("v_expires"))
+)
+_CANCEL_REQUESTED = register(
+    select(_invocations.c.cancel_requested).where(_invocations.c.id == bindparam("k_invocation"))
+)
+_REQUEST_CANCEL = register(
+    update(_invocations)
+    .where(*_in_session(), _invocations.c.id == bindparam("k_invocation"), _IS_LIVE)
+    .values(cancel_requested=True)
+)
+_FAIL_EXPIRED = register(
+    update(_invocations)
+    .where(_IS_LIVE, _invocations.c.lease_expires_at < bindparam("k_now"))
+    .values(status=_FAILED, error=bindparam("v_error"), end_time=bindparam("v_now"))
+)
+_DELETE_EXPIRED_LEASES = register(delete(_leases).where(_leases.c.expires_at < bindparam("k_now")))
+_GET = register(
+    select(_invocations).where(*_in_session(), _invocations.c.id == bindparam("k_invocation"))
+)
+_BY_IDEMPOTENCY_KEY = register(
+    select(_invocations).where(
+        *_in_session(), _invocations.c.idempotency_key == bindparam("k_idempotency_key")
+    )
+)
+# Newest first; the id breaks ties of create_time so pages never repeat or skip a row.
+_NEWEST_FIRST = (_invocations.c.create_time.desc(), _invocations.c.id.desc())
+_FIRST_PAGE = register(
+    select(_invocations).where(*_in_session()).order_by(*_NEWEST_FIRST).limit(bindparam("k_limit"))
+)
+_NEXT_PAGE = register(
+    select(_invocations)
+    .where(
+        *_in_session(),
+        or_(
+            _invocations.c.create_time < bindparam("k_before_time"),
+            and_(
+                _invocations.c.create_time == bindparam("k_before_time"),
+                _invocations.c.id < bindparam("k_before_id"),
+            ),
+        ),
+    )
+    .order_by(*_NEWEST_FIRST)
+    .limit(bindparam("k_limit"))
+)
+_DELETE = register(delete(_invocations).where(_invocations.c.id == bindparam("k_invocation")))
+
+
+def _lease_upsert(dialect: Any) -> Any:
+    """Insert the session's lease, or take it over only if it expired; returns the holder."""
+    stmt = dialect.insert(_leases)
+    return register(
+        stmt.on_conflict_do_update(
+            index_elements=["session_pk"],
+            set_={
+                "invocation_id": stmt.excluded.invocation_id,
+                "owner": stmt.excluded.owner,
+                "expires_at": stmt.excluded.expires_at,
+            },
+            where=_leases.c.expires_at < bindparam("k_now"),
+        ).returning(_leases.c.invocation_id)
+    )
+
+
+_TAKE_LEASE = {"sqlite": _lease_upsert(sqlite), "postgresql": _lease_upsert(postgresql)}
+
+
+class InvocationRepository:
+    """Statements on the invocation and lease tables, run on the `Db` of the caller's unit."""
+
+    def __init__(self, db: Db) -> None:
+        self._db = db
+
+    # -- invocations ----------------------------------------------------------------------
+
+    def insert(self, row: dict[str, Any]) -> None:
+        """Insert an invocation row (DuplicateKey if its id or Idempotency-Key is taken)."""
+        self._db.execute(_INSERT, [row])
+
+    def get(self, session: dict[str, str], invocation_id: str) -> Any | None:
+        """The invocation row in the session addressed by `session_key(...)`, or None."""
+        return self._db.execute(_GET, {**session, "k_invocation": invocation_id}).first()
+
+    def by_idempotency_key(self, session: dict[str, str], key: str) -> Any | None:
+        """The invocation row created with this Idempotency-Key in the session, or None."""
+        return self._db.execute(_BY_IDEMPOTENCY_KEY, {**session, "k_idempotency_key": key}).first()
+
+    def page(
+        self, session: dict[str, str], *, before: tuple[float, str] | None, limit: int
+    ) -> list[Any]:
+        """Up to `limit` rows of the session, newest first, after `before` (create_time, id)."""
+        if before is None:
+            return list(self._db.execute(_FIRST_PAGE, {**session, "k_limit": limit}).all())
+        params = {
+            **session,
+            "k_before_time": before[0],
+            "k_before_id": before[1],
+            "k_limit": limit,
+        }
+        return list(self._db.execute(_NEXT_PAGE, params).all())
+
+    def delete(self, invocation_id: str) -> None:
+        """Delete an invocation row."""
+        self._db.execute(_DELETE, [{"k_invocation": invocation_id}])
+
+    def oldest_queued(self, session_pk: int, *, now: float) -> str | None:
+        """The id of the session's oldest queued invocation whose owner still renews it."""
+        found = self._db.execute(_OLDEST_QUEUED, {"k_pk": session_pk, "k_now": now}).scalar()
+        return None if found is None else str(found)
+
+    def mark_running(self, invocation_id: str, *, owner: str, now: float, expires: float) -> None:
+        """Record that `owner` started running the invocation at `now`."""
+        self._db.execute(
+            _MARK_RUNNING,
+            [{"k_invocation": invocation_id, "v_now": now, "v_owner": owner, "v_expires": expires}],
+        )
+
+    def finish(
+        self, invocation_id: str, *, status: str, error: dict[str, Any] | None, now: float
+    ) -> Any | None:
+        """Record the invocation's outcome; its updated row, or None if it is gone."""
+        params = {"k_invocation": invocation_id, "v_status": status, "v_error": error, "v_now": now}
+        return self._db.execute(_FINISH, params).first()
+
+    def request_cancel(self, session: dict[str, str], invocation_id: str) -> None:
+        """Flag the invocation for cancellation if it is still queued or running."""
+        self._db.execute(_REQUEST_CANCEL, [{**session, "k_invocation": invocation_id}])
+
+    def heartbeat(self, invocation_id: str, session_pk: int, *, expires: float) -> bool:
+        """Move the invocation's and its session lease's expiry to `expires`; cancel_requested."""
+        self._db.execute(
+            _EXTEND_INVOCATION, [{"k_invocation": invocation_id, "v_expires": expires}]
+        )
+        self._db.execute(
+            _EXTEND_LEASE,
+            [{"k_pk": session_pk, "k_invocation": invocation_id, "v_expires": expires}],
+        )
+        return bool(self._db.execute(_CANCEL_REQUESTED, {"k_invocation": invocation_id}).scalar())
+
+    def reap(self, *, error: dict[str, Any], now: float) -> int:
+        """Mark live invocations whose expiry passed as failed with `error` and delete expired
+        leases (their sessions become usable again); how many invocations were marked."""
+        params = {"k_now": now, "v_error": error, "v_now": now}
+        reaped = int(self._db.execute(_FAIL_EXPIRED, params).rowcount or 0)
+        self._db.execute(_DELETE_EXPIRED_LEASES, [{"k_now": now}])
+        return reaped
+
+    # -- session leases -------------------------------------------------------------------
+
+    def take_lease(
+        self, session_pk: int, invocation_id: str, *, owner: str, now: float, expires: float
+    ) -> str | None:
+        """Insert the session's lease, or take over an expired one; the holder's invocation id.
+
+        The holder is None when an unexpired lease of another invocation kept the session.
+        """
+        statement = _TAKE_LEASE[self._db.dialect.name]
+        params = {
+            "session_pk": session_pk,
+            "invocation_id": invocation_id,
+            "owner": owner,
+            "expires_at": expires,
+            "k_now": now,
+        }
+        holder = self._db.execute(statement, params).scalar()
+        return None if holder is None else str(holder)
+
+    def release_lease(self, session_pk: int, invocation_id: str) -> None:
+        """Delete the session's lease if `invocation_id` holds it."""
+        self._db.execute(_RELEASE_LEASE, [{"k_pk": session_pk, "k_invocation": invocation_id}])
+
+
+__all__ = ["InvocationRepository"]
