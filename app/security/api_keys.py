@@ -3,6 +3,7 @@
 Secrets are 32 random bytes, so a plain sha256 (not a slow password hash) is the right tool: it
 cannot be brute-forced and costs nothing per request. Lookups go by id and compare digests in
 constant time. Revoking sets `revoke_time`; a revoked key is refused at once on every replica.
+Each method is one unit of work whose statements live in `ApiKeyRepository`.
 """
 
 import hashlib
@@ -10,21 +11,16 @@ import hmac
 import secrets
 import time
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Table, bindparam, select, update
-from sqlalchemy.ext.asyncio import AsyncEngine
-
-from app.db import fast
-from app.db.engine import create_sessionmaker, write_options
-from app.db.tables import StorageApiKey
-from app.db.units import Units
+from app.db.repositories.security import ApiKeyRepository
+from app.db.uow import UnitOfWork
 from app.security.principal import Principal
 
-PREFIX = "agentd"
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
-_keys = cast(Table, StorageApiKey.__table__)
-_KEY_BY_ID = select(_keys).where(_keys.c.id == bindparam("k_id"))
+PREFIX = "agentd"
 
 
 @dataclass(frozen=True)
@@ -35,6 +31,19 @@ class CreatedKey:
     token: str
 
 
+@dataclass(frozen=True)
+class ApiKey:
+    """A key as listed: its scope and lifetime, never its secret or digest."""
+
+    id: str
+    name: str
+    apps: list[str] | None  # None: every app
+    user_id: str | None  # None: every user
+    admin: bool
+    create_time: float
+    revoke_time: float | None  # None: active
+
+
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
@@ -42,9 +51,8 @@ def _digest(secret: str) -> str:
 class ApiKeyService:
     """Create, list, revoke and verify API keys."""
 
-    def __init__(self, db_engine: AsyncEngine) -> None:
-        self._units = Units(db_engine)
-        self._sessionmaker = create_sessionmaker(db_engine)
+    def __init__(self, db_engine: "AsyncEngine") -> None:
+        self._uow = UnitOfWork(db_engine)
 
     async def create(
         self,
@@ -57,38 +65,40 @@ class ApiKeyService:
         """A new key bound to `apps` (None: all) and `user_id` (None: all users)."""
         key_id = secrets.token_hex(8)
         secret = secrets.token_urlsafe(32)
-        async with self._sessionmaker() as db, db.begin():
-            await db.connection(execution_options=write_options)
-            db.add(
-                StorageApiKey(
-                    id=key_id,
-                    name=name,
-                    secret_sha256=_digest(secret),
-                    apps=sorted(apps) if apps else None,
-                    user_id=user_id,
-                    admin=admin,
-                    create_time=time.time(),
-                )
-            )
+        row = {
+            "id": key_id,
+            "name": name,
+            "secret_sha256": _digest(secret),
+            "apps": sorted(apps) if apps else None,
+            "user_id": user_id,
+            "admin": admin,
+            "create_time": time.time(),
+        }
+        await self._uow.write("create_api_key", lambda db: ApiKeyRepository(db).insert(row))
         return CreatedKey(id=key_id, token=f"{PREFIX}_{key_id}_{secret}")
 
-    async def list_keys(self) -> list[StorageApiKey]:
+    async def list_keys(self) -> list[ApiKey]:
         """Every key (revoked ones too), oldest first."""
-        async with self._sessionmaker() as db:
-            return list(
-                (await db.scalars(select(StorageApiKey).order_by(StorageApiKey.create_time))).all()
+        rows = await self._uow.read(lambda db: ApiKeyRepository(db).all())
+        return [
+            ApiKey(
+                id=row.id,
+                name=row.name,
+                apps=row.apps,
+                user_id=row.user_id,
+                admin=row.admin,
+                create_time=row.create_time,
+                revoke_time=row.revoke_time,
             )
+            for row in rows
+        ]
 
     async def revoke(self, key_id: str) -> bool:
         """Revoke a key; False if there is no such (unrevoked) key."""
-        async with self._sessionmaker() as db, db.begin():
-            await db.connection(execution_options=write_options)
-            result = await db.execute(
-                update(StorageApiKey)
-                .where(StorageApiKey.id == key_id, StorageApiKey.revoke_time.is_(None))
-                .values(revoke_time=time.time())
-            )
-            return bool(result.rowcount)  # type: ignore[attr-defined]
+        now = time.time()
+        return await self._uow.write(
+            "revoke_api_key", lambda db: ApiKeyRepository(db).revoke(key_id, now=now)
+        )
 
     async def verify(self, token: str) -> Principal | None:
         """The principal of a presented key, or None if it is unknown, malformed or revoked."""
@@ -96,9 +106,8 @@ class ApiKeyService:
         key_id, _, secret = rest.partition("_")
         if prefix != PREFIX or not key_id or not secret or len(token) > 256:
             return None
-        # Every request of an authenticated deployment passes here: one prebuilt Core statement on
-        # a plain connection, no ORM identity map.
-        row = await self._units.read(lambda db: fast.first(db, _KEY_BY_ID, {"k_id": key_id}))
+        # Every request of an authenticated deployment passes here: one read unit, one lookup by id.
+        row = await self._uow.read(lambda db: ApiKeyRepository(db).get(key_id))
         if row is None or row.revoke_time is not None:
             return None
         if not hmac.compare_digest(row.secret_sha256, _digest(secret)):

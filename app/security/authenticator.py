@@ -4,9 +4,9 @@ Credentials: `Authorization: Bearer <token>` (a JWT or an API key) or `X-API-Key
 Rate limiting uses the `limits` library (sliding window counter, in this process): each replica
 limits each principal to AGENTD_RATE_LIMIT_PER_MINUTE requests per minute (not with
 AGENTD_AUTH=none). Not its moving window: that strategy keeps one entry per request of the last
-minute and its in-memory storage re-slices that list in a worker thread after every hit, which
-cost ~0.1 ms of CPU per request under load (measured); the counter is O(1) per hit and weighs the
-previous minute's count by its overlap with the current one.
+minute and its in-memory storage re-slices that list in a worker thread after every hit, work
+that grows with the request rate; the counter is O(1) per hit and weighs the previous minute's
+count by its overlap with the current one.
 """
 
 import math

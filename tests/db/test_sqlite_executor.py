@@ -11,6 +11,7 @@ from typing import Any, cast
 import pytest
 import sqlalchemy
 from sqlalchemy import Table, bindparam, insert, select
+from sqlalchemy.dialects.sqlite import pysqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.util import greenlet_spawn
@@ -92,7 +93,7 @@ async def test_constraint_violations_raise_sqlalchemys_integrity_error(
 def test_sqlalchemy_still_has_the_internals_the_fast_path_reads() -> None:
     """Fails loudly on an SQLAlchemy upgrade that moves them (the pin is >=2.1,<2.2)."""
     check_internals()
-    compiled = select(_sessions).compile(dialect=sqlalchemy.dialects.sqlite.dialect())
+    compiled = select(_sessions).compile(dialect=pysqlite.dialect())
     for name in COMPILED_INTERNALS:
         assert hasattr(compiled, name), f"SQLAlchemy {sqlalchemy.__version__} lost {name}"
     for name in TYPE_INTERNALS:
@@ -106,13 +107,23 @@ def test_only_registered_statements_are_cached() -> None:
 
     before = len(executor._plans)
     conn = sqlite3_connection()
-    fast = executor.FastConnection(sqlalchemy.dialects.sqlite.dialect(), conn)
+    fast = executor.FastConnection(pysqlite.dialect(), conn)
     for i in range(50):
         fast.execute(select(sqlalchemy.literal(i)))  # a new statement object each time
     assert len(executor._plans) == before
     fast.execute(_BY_ID_LITERAL, {"k_id": "x"})
     fast.execute(_BY_ID_LITERAL, {"k_id": "y"})
     assert len(executor._plans) == before + 1
+
+
+def test_expanding_in_parameters_are_refused_loudly() -> None:
+    """An IN list would need SQLAlchemy's per-execution rendering, which the executor skips."""
+    from app.db.sqlite import executor
+
+    fast = executor.FastConnection(pysqlite.dialect(), sqlite3_connection())
+    statement = select(sqlalchemy.literal(1)).where(sqlalchemy.literal("a").in_(["a", "b"]))
+    with pytest.raises(NotImplementedError):
+        fast.execute(statement)
 
 
 _BY_ID_LITERAL = sqlite.register(select(sqlalchemy.literal(1)).where(bindparam("k_id") == "x"))

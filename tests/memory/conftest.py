@@ -5,15 +5,13 @@ from pathlib import Path
 
 import pytest
 
-# Registers StorageMemoryEntry on Base.metadata until app.db.tables imports it itself.
-from app.db.engine import create_db_engine
 from app.memory.base import BaseMemoryService
 from app.memory.database import DatabaseMemoryService
 from app.memory.in_memory import InMemoryMemoryService
-from tests.conftest import fresh_pg_url, fresh_sqlite_url
+from tests.conftest import DB_BACKENDS, engine_for
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=["memory", *DB_BACKENDS])
 async def memory_service(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[BaseMemoryService]:
@@ -21,13 +19,7 @@ async def memory_service(
     if request.param == "memory":
         yield InMemoryMemoryService()
         return
-    if request.param == "sqlite":
-        url = fresh_sqlite_url(request.getfixturevalue("sqlite_template"), tmp_path)
-    else:
-        url = fresh_pg_url(
-            request.getfixturevalue("postgres"), request.getfixturevalue("pg_template")
-        )
-    db_engine = create_db_engine(url, pool_size=5)
+    db_engine = engine_for(request, request.param, tmp_path)
     try:
         yield DatabaseMemoryService(db_engine)
     finally:
