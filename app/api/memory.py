@@ -8,8 +8,7 @@ from pydantic import Field
 from app.api.deps import KnownApp, SessionServiceDep, UserIdPath
 from app.errors import ServiceUnavailable, SessionNotFound
 from app.memory.base import BaseMemoryService, SearchMemoryResponse
-from app.sessions.base import ID_PATTERN
-from app.sessions.models import WireModel
+from app.wire import ID_PATTERN, WireModel
 
 router = APIRouter(prefix="/apps/{app_name}/users/{user_id}/memory", tags=["memory"])
 
