@@ -80,15 +80,17 @@ def main(argv: list[str] | None = None) -> None:
 
 
 async def _collect_garbage(grace_seconds: float | None) -> list[str]:
+    from app.artifacts.database import DatabaseArtifactService
     from app.artifacts.factory import create_blob_store
-    from app.artifacts.service import ArtifactService
     from app.db.engine import create_db_engine
 
     settings = get_settings()
-    db_engine = create_db_engine(settings.resolved_database_url, pool_size=1)
+    db_engine = create_db_engine(
+        settings.resolved_database_url, pool_size=1, sqlite_fast_path=settings.sqlite_fast_path
+    )
     blob_store = create_blob_store(settings)
     try:
-        service = ArtifactService(
+        service = DatabaseArtifactService(
             db_engine, blob_store, max_artifact_bytes=settings.max_artifact_bytes
         )
         grace = settings.gc_grace_seconds if grace_seconds is None else grace_seconds
@@ -102,7 +104,10 @@ async def _keys(args: argparse.Namespace) -> None:
     from app.db.engine import create_db_engine
     from app.security.api_keys import ApiKeyService
 
-    db_engine = create_db_engine(get_settings().resolved_database_url, pool_size=1)
+    settings = get_settings()
+    db_engine = create_db_engine(
+        settings.resolved_database_url, pool_size=1, sqlite_fast_path=settings.sqlite_fast_path
+    )
     service = ApiKeyService(db_engine)
     try:
         if args.keys_command == "create":

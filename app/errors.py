@@ -334,3 +334,31 @@ class DuplicateKey(Exception):
 class RejectedValue(Exception):
     """The database refused a statement for another reason (a value it cannot hold, a lost
     connection); the transaction was rolled back."""
+
+
+# -- blob store errors: raised by the BlobStore backends (app.artifacts.blobstore); the artifact
+# service translates them into the problems above (too large, service unavailable).
+
+
+class BlobStoreError(Exception):
+    """Base of the errors a blob store raises on purpose."""
+
+
+class BlobNotFound(BlobStoreError):
+    """No blob is stored under the key."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"no blob stored under {key!r}")
+        self.key = key
+
+
+class BlobTooLarge(BlobStoreError):
+    """The stream being stored exceeded `max_bytes`; nothing was stored."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"blob exceeds the limit of {limit} bytes")
+        self.limit = limit
+
+
+class BlobStoreUnavailable(BlobStoreError):
+    """The backend cannot be reached or used (readiness failure, network or permission error)."""

@@ -23,8 +23,8 @@ from app.api.deps import authenticate
 from app.api.errors import http_exception_with_full_allow
 from app.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
 from app.api.openapi import document_problems
+from app.artifacts.database import DatabaseArtifactService
 from app.artifacts.factory import create_blob_store
-from app.artifacts.service import ArtifactService
 from app.db.engine import create_db_engine
 from app.errors import InternalError
 from app.invocations.manager import InvocationManager
@@ -81,8 +81,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "AGENTD_AUTH=none: every request acts as an admin. Use it only on loopback."
             )
         blob_store = create_blob_store(settings)
-        app.state.artifact_service = ArtifactService(
-            db_engine, blob_store, max_artifact_bytes=settings.max_artifact_bytes
+        app.state.artifact_service = DatabaseArtifactService(
+            db_engine,
+            blob_store,
+            max_artifact_bytes=settings.max_artifact_bytes,
+            session_service=app.state.session_service,
         )
         app.state.memory_service = DatabaseMemoryService(db_engine)
         manager = InvocationManager(

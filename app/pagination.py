@@ -8,6 +8,7 @@ from typing import Any
 from app.errors import InvalidPageToken
 from app.wire import MAX_SEQ
 
+
 def encode_page_token(payload: dict[str, Any]) -> str:
     """An opaque, URL-safe cursor."""
     raw = json.dumps(payload, separators=(",", ":")).encode()
@@ -46,5 +47,3 @@ def event_cursor(token: str, *, descending: bool) -> int:
 def event_page_token(seq: int, *, descending: bool) -> str:
     """The cursor of the events page that follows the event `seq`."""
     return encode_page_token({"k": "events-desc" if descending else "events-asc", "seq": seq})
-
-

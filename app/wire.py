@@ -29,7 +29,6 @@ def validate_id(kind: str, value: str) -> str:
     return value
 
 
-
 def _reject_crashes(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     # google-genai's enum lookup raises AttributeError on some invalid inputs (e.g. a null in a
     # list of enums) instead of ValueError, which pydantic would turn into a 500; make it a 422.
@@ -59,5 +58,3 @@ class WireModel(BaseModel):
     def to_wire(self) -> dict[str, Any]:
         """JSON-ready dict: camelCase keys, None omitted."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-

@@ -16,11 +16,11 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from google.genai import types
 from pydantic import Field
 
-from app.api.deps import ArtifactServiceDep, KnownApp, SessionIdPath, SessionServiceDep, UserIdPath
+from app.api.deps import ArtifactServiceDep, KnownApp, SessionIdPath, UserIdPath
+from app.artifacts.base import DEFAULT_MIME_TYPE, ArtifactScope
 from app.artifacts.models import ArtifactVersion
-from app.artifacts.service import DEFAULT_MIME_TYPE, ArtifactScope
 from app.errors import InvalidRequest, RangeNotSatisfiable
-from app.sessions.models import ClientPart, WireModel
+from app.wire import ClientPart, WireModel
 
 router = APIRouter(
     prefix="/apps/{app_name}/users/{user_id}/sessions/{session_id}/artifacts", tags=["artifacts"]
@@ -75,16 +75,12 @@ async def list_artifact_names(scope: ScopeDep, artifacts: ArtifactServiceDep) ->
     responses={**NOT_FOUND, 413: {"description": "Too large (artifact-too-large)."}},
 )
 async def save_artifact(
-    scope: ScopeDep,
-    body: SaveArtifactRequest,
-    artifacts: ArtifactServiceDep,
-    sessions: SessionServiceDep,
+    scope: ScopeDep, body: SaveArtifactRequest, artifacts: ArtifactServiceDep
 ) -> ArtifactVersion:
     """Store the Part as the next version, recorded as a user event with its artifactDelta."""
-    staged = await artifacts.stage_part(
+    return await artifacts.save_part(
         scope, filename=body.filename, artifact=body.artifact, custom_metadata=body.custom_metadata
     )
-    return await artifacts.save(sessions, scope, staged)
 
 
 @router.get(
@@ -185,7 +181,6 @@ async def upload_artifact_content(
     name: str,
     request: Request,
     artifacts: ArtifactServiceDep,
-    sessions: SessionServiceDep,
     x_artifact_metadata: Annotated[str | None, Header(max_length=8192)] = None,
 ) -> ArtifactVersion:
     """The body (or the multipart field `file`) becomes the next version of `name`."""
@@ -201,22 +196,20 @@ async def upload_artifact_content(
             while chunk := await upload.read(64 * 1024):
                 yield chunk
 
-        staged = await artifacts.stage(
+        return await artifacts.save_stream(
             scope,
             filename=name,
             chunks=chunks(),
             mime_type=upload.content_type or DEFAULT_MIME_TYPE,
             custom_metadata=metadata,
         )
-    else:
-        staged = await artifacts.stage(
-            scope,
-            filename=name,
-            chunks=request.stream(),
-            mime_type=content_type,
-            custom_metadata=metadata,
-        )
-    return await artifacts.save(sessions, scope, staged)
+    return await artifacts.save_stream(
+        scope,
+        filename=name,
+        chunks=request.stream(),
+        mime_type=content_type,
+        custom_metadata=metadata,
+    )
 
 
 @router.get(
@@ -321,7 +314,7 @@ async def _download(
         return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
     byte_range = _byte_range(range_header, meta.size) if range_header else None
     start, end = byte_range or (0, meta.size - 1)
-    body = await artifacts.open(content.blob_key, start=start, end=end)
+    body = await content.open(start=start, end=end)
     headers["Content-Length"] = str(max(end - start + 1, 0))
     status_code = status.HTTP_200_OK
     if byte_range is not None:

@@ -4,13 +4,14 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Request
 
-from app.artifacts.service import ArtifactService
+from app.artifacts.base import BaseArtifactService
 from app.invocations.manager import InvocationManager
 from app.invocations.registry import AppInfo, AppRegistry
 from app.security.authenticator import Authenticator
 from app.security.principal import Principal
-from app.sessions.base import ID_PATTERN, BaseSessionService
+from app.sessions.base import BaseSessionService
 from app.settings import Settings
+from app.wire import ID_PATTERN
 
 
 async def get_settings_dep(request: Request) -> Settings:
@@ -25,9 +26,9 @@ async def get_session_service(request: Request) -> BaseSessionService:
     return service
 
 
-async def get_artifact_service(request: Request) -> ArtifactService:
+async def get_artifact_service(request: Request) -> BaseArtifactService:
     """The process-wide artifact service built in the lifespan."""
-    service: ArtifactService = request.app.state.artifact_service
+    service: BaseArtifactService = request.app.state.artifact_service
     return service
 
 
@@ -45,7 +46,7 @@ async def get_registry(request: Request) -> AppRegistry:
 
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 SessionServiceDep = Annotated[BaseSessionService, Depends(get_session_service)]
-ArtifactServiceDep = Annotated[ArtifactService, Depends(get_artifact_service)]
+ArtifactServiceDep = Annotated[BaseArtifactService, Depends(get_artifact_service)]
 RegistryDep = Annotated[AppRegistry, Depends(get_registry)]
 InvocationManagerDep = Annotated[InvocationManager, Depends(get_invocation_manager)]
 

@@ -23,8 +23,8 @@ from app.api.deps import (
 from app.api.schemas import CreateSessionRequest, EventPageResponse, UpdateSessionRequest
 from app.errors import InvalidRequest, SessionNotFound
 from app.sessions.base import GetSessionConfig
-from app.wire import MAX_SEQ
 from app.sessions.models import Session
+from app.wire import MAX_SEQ
 
 router = APIRouter(prefix="/apps/{app_name}/users/{user_id}/sessions", tags=["sessions"])
 

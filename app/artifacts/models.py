@@ -6,7 +6,7 @@ from typing import Any
 from pydantic import Field
 
 from app.errors import InvalidArtifactName
-from app.sessions.models import WireModel
+from app.wire import WireModel
 
 MAX_NAME_BYTES = 512
 USER_PREFIX = "user:"

@@ -11,7 +11,7 @@ from typing import Any
 
 from google.genai import types
 
-from app.artifacts.service import ArtifactScope, ArtifactService
+from app.artifacts.base import ArtifactScope, BaseArtifactService
 from app.contexts.invocation import InvocationContext
 from app.contexts.readonly import ReadonlyContext
 from app.errors import ArtifactNotFound
@@ -44,7 +44,7 @@ class CallbackContext(ReadonlyContext):
         """The actions of the event this context's changes ride on."""
         return self._event_actions
 
-    def _artifacts(self) -> tuple[ArtifactService, ArtifactScope]:
+    def _artifacts(self) -> tuple[BaseArtifactService, ArtifactScope]:
         service = self._invocation_context.artifact_service
         if service is None:
             raise ValueError("Artifact service is not initialized.")

@@ -24,7 +24,7 @@ from app.sessions.models import Session
 
 if TYPE_CHECKING:
     from app.agents.base_agent import BaseAgent
-    from app.artifacts.service import ArtifactService
+    from app.artifacts.base import BaseArtifactService
     from app.memory.base import BaseMemoryService
     from app.plugins.base_plugin import BasePlugin
 
@@ -103,7 +103,7 @@ class InvocationContext:
         session: Session,
         user_content: types.Content | None = None,
         run_config: RunConfig | None = None,
-        artifact_service: "ArtifactService | None" = None,
+        artifact_service: "BaseArtifactService | None" = None,
         memory_service: "BaseMemoryService | None" = None,
         plugin_manager: PluginRunner | None = None,
         branch: str | None = None,

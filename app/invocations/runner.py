@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.agents.base_agent import BaseAgent
 from app.agents.llm_agent import LlmAgent
-from app.artifacts.service import ArtifactService
+from app.artifacts.base import BaseArtifactService
+from app.artifacts.in_memory import InMemoryArtifactService
 from app.contexts.invocation import InvocationContext, RunConfig
 from app.errors import AgentdError, InvocationFailed, SessionNotFound
 from app.memory.base import BaseMemoryService
@@ -55,7 +56,7 @@ class Runner:
         app_name: str | None = None,
         agent: BaseAgent | None = None,
         app: App | None = None,
-        artifact_service: ArtifactService | None = None,
+        artifact_service: BaseArtifactService | None = None,
         memory_service: BaseMemoryService | None = None,
         plugins: Sequence[BasePlugin] | None = None,
     ) -> None:
@@ -226,7 +227,13 @@ def _transferable_to_root(agent: LlmAgent) -> bool:
 
 
 class InMemoryRunner(Runner):
-    """A Runner with an in-memory session service (ADK's InMemoryRunner)."""
+    """A Runner with in-memory session and artifact services (ADK's InMemoryRunner)."""
 
     def __init__(self, agent: BaseAgent, *, app_name: str = "InMemoryRunner") -> None:
-        super().__init__(app_name=app_name, agent=agent, session_service=InMemorySessionService())
+        sessions = InMemorySessionService()
+        super().__init__(
+            app_name=app_name,
+            agent=agent,
+            session_service=sessions,
+            artifact_service=InMemoryArtifactService(session_service=sessions),
+        )

@@ -21,6 +21,7 @@ from app.errors import (
     SessionConflict,
     SessionNotFound,
 )
+from app.pagination import encode_page_token, event_cursor, event_page_token, session_cursor
 from app.sessions.base import (
     BaseSessionService,
     EventPage,
@@ -33,7 +34,6 @@ from app.sessions.base import (
 )
 from app.sessions.models import Event, Session
 from app.sessions.state import merge_state, split_delta
-from app.pagination import encode_page_token, event_cursor, event_page_token, session_cursor
 from app.wire import validate_id
 
 T = TypeVar("T")

@@ -8,12 +8,12 @@ written by a newer ADK still load.
 
 import time
 import uuid
-from typing import Annotated, Any
+from typing import Any
 
 from google.genai import types
 from pydantic import Field
 
-from app.wire import ClientContent, ClientPart, WireModel
+from app.wire import WireModel
 
 
 class NodeInfo(WireModel):

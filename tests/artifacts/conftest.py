@@ -1,8 +1,10 @@
-"""Fixtures for the artifact tests: every `BlobStore` backend, S3 served by moto on loopback.
+"""Fixtures for the artifact tests: every ArtifactService and every `BlobStore` backend.
 
-The S3 backend runs against moto's real HTTP server (not its in-process mocks), started once per
-test session on 127.0.0.1 with dummy credentials, so the store's requests, paging, range reads and
-multipart uploads go over the wire as they would against a real S3-compatible service.
+The artifact services come in memory and on every database backend (with a local blob folder),
+each paired with the session service that commits its versions. The S3 blob store runs against
+moto's real HTTP server (not its in-process mocks), started once per test session on 127.0.0.1
+with dummy credentials, so the store's requests, paging, range reads and multipart uploads go over
+the wire as they would against a real S3-compatible service.
 """
 
 import uuid
@@ -14,13 +16,22 @@ import boto3
 import pytest
 import pytest_asyncio
 from moto.server import ThreadedMotoServer
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.artifacts.base import BaseArtifactService
 from app.artifacts.blobstore import BlobStore, InMemoryBlobStore, LocalBlobStore, S3BlobStore
+from app.artifacts.database import DatabaseArtifactService
+from app.artifacts.in_memory import InMemoryArtifactService
+from app.sessions.base import BaseSessionService
+from app.sessions.database import DatabaseSessionService
+from app.sessions.in_memory import InMemorySessionService
+from tests.conftest import DB_BACKENDS, engine_for
 
 S3_REGION = "us-east-1"
 S3_ACCESS_KEY = "testing"
 S3_SECRET_KEY = "testing"
 MiB = 1024 * 1024
+MAX_ARTIFACT_BYTES = 1024 * 1024
 
 # Keeps boto3 away from real profiles, instance metadata and proxies while the server runs.
 _DUMMY_AWS_ENV = {
@@ -100,3 +111,48 @@ async def blob_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
         yield store
     finally:
         await store.aclose()
+
+
+@pytest.fixture(params=["memory", *DB_BACKENDS])
+async def services(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[tuple[BaseSessionService, BaseArtifactService]]:
+    """Every ArtifactService implementation with its session service, on an empty store."""
+    if request.param == "memory":
+        memory_sessions = InMemorySessionService()
+        yield (
+            memory_sessions,
+            InMemoryArtifactService(
+                session_service=memory_sessions, max_artifact_bytes=MAX_ARTIFACT_BYTES
+            ),
+        )
+        return
+    engine = engine_for(request, request.param, tmp_path)
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    sessions = DatabaseSessionService(engine)
+    try:
+        yield (
+            sessions,
+            DatabaseArtifactService(
+                engine, blobs, max_artifact_bytes=MAX_ARTIFACT_BYTES, session_service=sessions
+            ),
+        )
+    finally:
+        await blobs.aclose()
+        await engine.dispose()
+
+
+@pytest.fixture
+async def db_services(
+    db_engine: AsyncEngine, tmp_path: Path
+) -> AsyncIterator[tuple[DatabaseSessionService, DatabaseArtifactService]]:
+    """The database services on one database and a local blob folder (blob gc is theirs)."""
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    sessions = DatabaseSessionService(db_engine)
+    yield (
+        sessions,
+        DatabaseArtifactService(
+            db_engine, blobs, max_artifact_bytes=MAX_ARTIFACT_BYTES, session_service=sessions
+        ),
+    )
+    await blobs.aclose()

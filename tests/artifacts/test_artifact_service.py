@@ -1,21 +1,22 @@
-"""ArtifactService on SQLite and PostgreSQL: versions, visibility, garbage collection."""
+"""Every ArtifactService (in memory, SQLite, PostgreSQL): versions, visibility; blob gc on the
+database ones."""
 
 import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from google.genai import types
-from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.artifacts.base import ArtifactScope, BaseArtifactService
 from app.artifacts.blobstore import LocalBlobStore
 from app.artifacts.blobstore.base import content_key
-from app.artifacts.service import ArtifactScope, ArtifactService
+from app.artifacts.database import DatabaseArtifactService
 from app.db.engine import create_db_engine
 from app.errors import ArtifactNotFound, InvalidArtifactName, SessionConflict, SessionNotFound
+from app.sessions.base import BaseSessionService
 from app.sessions.database import DatabaseSessionService
 from app.sessions.models import Event, EventActions
 from tests.conftest import fresh_sqlite_url
@@ -25,25 +26,12 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 APP = "capital_agent"
 
 
-@pytest.fixture
-async def services(
-    db_engine: AsyncEngine, tmp_path: Path
-) -> AsyncIterator[tuple[DatabaseSessionService, ArtifactService]]:
-    """A session service and an artifact service sharing one database and a local blob folder."""
-    blobs = LocalBlobStore(tmp_path / "blobs")
-    yield (
-        DatabaseSessionService(db_engine),
-        ArtifactService(db_engine, blobs, max_artifact_bytes=1024 * 1024),
-    )
-    await blobs.aclose()
-
-
 def _text(value: str) -> types.Part:
     return types.Part(text=value)
 
 
 async def test_twenty_concurrent_saves_of_one_user_artifact_get_distinct_versions(
-    services: tuple[DatabaseSessionService, ArtifactService],
+    services: tuple[BaseSessionService, BaseArtifactService],
 ) -> None:
     sessions, artifacts = services
     scopes = []
@@ -68,7 +56,7 @@ async def test_twenty_concurrent_saves_of_one_user_artifact_get_distinct_version
 
 
 async def test_session_artifacts_are_private_and_user_artifacts_are_shared(
-    services: tuple[DatabaseSessionService, ArtifactService],
+    services: tuple[BaseSessionService, BaseArtifactService],
 ) -> None:
     sessions, artifacts = services
     for sid in ("a", "user"):  # a session literally named "user" must not see into user scope
@@ -87,7 +75,7 @@ async def test_session_artifacts_are_private_and_user_artifacts_are_shared(
 
 
 async def test_save_records_a_user_event_with_the_artifact_delta(
-    services: tuple[DatabaseSessionService, ArtifactService],
+    services: tuple[BaseSessionService, BaseArtifactService],
 ) -> None:
     sessions, artifacts = services
     await sessions.create_session(app_name=APP, user_id="u1", session_id="s")
@@ -105,9 +93,9 @@ async def test_save_records_a_user_event_with_the_artifact_delta(
 
 
 async def test_version_whose_event_fails_is_never_visible_and_gc_removes_its_blob(
-    services: tuple[DatabaseSessionService, ArtifactService],
+    db_services: tuple[DatabaseSessionService, DatabaseArtifactService],
 ) -> None:
-    sessions, artifacts = services
+    sessions, artifacts = db_services
     session = await sessions.create_session(app_name=APP, user_id="u1", session_id="s")
     scope = ArtifactScope(APP, "u1", "s")
     kept = await artifacts.save(
@@ -139,7 +127,7 @@ async def test_version_whose_event_fails_is_never_visible_and_gc_removes_its_blo
 
 
 async def test_deleted_artifact_never_reuses_a_version_number(
-    services: tuple[DatabaseSessionService, ArtifactService],
+    services: tuple[BaseSessionService, BaseArtifactService],
 ) -> None:
     sessions, artifacts = services
     await sessions.create_session(app_name=APP, user_id="u1", session_id="s")
@@ -162,7 +150,7 @@ async def test_deleted_artifact_never_reuses_a_version_number(
     ["../x", "a/../b", "/etc/passwd", "a//b", "a\x00b", "a\nb", "x" * 513, "", "a/versions", "."],
 )
 async def test_unsafe_names_are_rejected(
-    services: tuple[DatabaseSessionService, ArtifactService], name: str
+    services: tuple[BaseSessionService, BaseArtifactService], name: str
 ) -> None:
     sessions, artifacts = services
     await sessions.create_session(app_name=APP, user_id="u1", session_id="s")
@@ -179,7 +167,7 @@ async def test_agentd_gc_command_removes_only_unreferenced_blobs(
     engine = create_db_engine(url)
     blobs = LocalBlobStore(tmp_path / "blobs")
     sessions = DatabaseSessionService(engine)
-    artifacts = ArtifactService(engine, blobs, max_artifact_bytes=1024)
+    artifacts = DatabaseArtifactService(engine, blobs, max_artifact_bytes=1024)
     await sessions.create_session(app_name=APP, user_id="u1", session_id="s")
     scope = ArtifactScope(APP, "u1", "s")
     kept = await artifacts.save(

@@ -1,10 +1,11 @@
 """The `BlobStore` port: content-addressed, streamed storage of artifact bytes.
 
 This module owns the contract every blob backend implements (local folder, S3-compatible,
-in-memory), the key format, the errors a backend raises and the streaming hash-and-spool helper
-the file-backed backends share. Blobs are immutable and named by the sha256 of their bytes, so a
-blob whose artifact version row never commits is an orphan for `agentd gc`, never a visible
-version (DESIGN.md section 3).
+in-memory), the key format and the streaming hash-and-spool helper the file-backed backends
+share; the errors a backend raises live in `app.errors` with every other error (re-exported
+here). Blobs are immutable and named by the sha256 of their bytes, so a blob whose artifact
+version row never commits is an orphan for `agentd gc`, never a visible version (DESIGN.md
+section 3).
 
 Keys look like ``sha256/ab/cd/abcd...`` (64 lowercase hex digits, fanned out over two directory
 levels). A store only ever accepts keys of that exact form, so no path or object name is ever
@@ -21,6 +22,8 @@ from datetime import datetime
 from typing import IO
 
 import anyio.to_thread
+
+from app.errors import BlobNotFound, BlobStoreError, BlobStoreUnavailable, BlobTooLarge
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -46,30 +49,6 @@ _SPOOL_BATCH_SIZE = 1024 * 1024
 
 _KEY_RE = re.compile(r"sha256/([0-9a-f]{2})/([0-9a-f]{2})/\1\2[0-9a-f]{60}")
 _HEX_RE = re.compile(r"[0-9a-f]{64}")
-
-
-class BlobStoreError(Exception):
-    """Base of the errors a blob store raises on purpose."""
-
-
-class BlobNotFound(BlobStoreError):
-    """No blob is stored under the key."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(f"no blob stored under {key!r}")
-        self.key = key
-
-
-class BlobTooLarge(BlobStoreError):
-    """The stream being stored exceeded `max_bytes`; nothing was stored."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"blob exceeds the limit of {limit} bytes")
-        self.limit = limit
-
-
-class BlobStoreUnavailable(BlobStoreError):
-    """The backend cannot be reached or used (readiness failure, network or permission error)."""
 
 
 @dataclass(frozen=True, slots=True)

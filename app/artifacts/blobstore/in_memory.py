@@ -12,15 +12,14 @@ from datetime import UTC, datetime
 from app.artifacts.blobstore.base import (
     DEFAULT_CHUNK_SIZE,
     BlobInfo,
-    BlobNotFound,
     BlobStore,
-    BlobTooLarge,
     check_key,
     check_max_bytes,
     check_older_than,
     check_range,
     content_key,
 )
+from app.errors import BlobNotFound, BlobTooLarge
 
 __all__ = ["InMemoryBlobStore"]
 

@@ -22,10 +22,7 @@ import anyio.to_thread
 from app.artifacts.blobstore.base import (
     DEFAULT_CHUNK_SIZE,
     BlobInfo,
-    BlobNotFound,
     BlobStore,
-    BlobStoreError,
-    BlobStoreUnavailable,
     check_key,
     check_older_than,
     check_range,
@@ -33,6 +30,7 @@ from app.artifacts.blobstore.base import (
     is_key,
     spool_hashed,
 )
+from app.errors import BlobNotFound, BlobStoreError, BlobStoreUnavailable
 
 __all__ = ["LocalBlobStore"]
 

@@ -31,10 +31,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from app.artifacts.blobstore.base import (
     DEFAULT_CHUNK_SIZE,
     BlobInfo,
-    BlobNotFound,
     BlobStore,
-    BlobStoreError,
-    BlobStoreUnavailable,
     check_key,
     check_older_than,
     check_range,
@@ -42,6 +39,7 @@ from app.artifacts.blobstore.base import (
     is_key,
     spool_hashed,
 )
+from app.errors import BlobNotFound, BlobStoreError, BlobStoreUnavailable
 
 if TYPE_CHECKING:
     from mypy_boto3_s3.client import S3Client

@@ -1,0 +1,149 @@
+"""What every artifact service that keeps its bytes in a `BlobStore` shares.
+
+Staging streams the bytes into the blob store first (content-addressed, so a retried or abandoned
+save leaves at most an orphan blob for `agentd gc`, never a visible version) and only then asks
+the subclass for a version number; the subclass keeps the versions (database rows, or dicts).
+Blob store failures become the problems clients see: too large (413) or unavailable (503).
+"""
+
+import time
+from abc import abstractmethod
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable
+from typing import Any
+
+from google.genai import types
+
+from app.artifacts.base import DEFAULT_MIME_TYPE, ArtifactScope, BaseArtifactService, part_bytes
+from app.artifacts.blobstore import BlobInfo, BlobStore
+from app.artifacts.models import validate_artifact_name
+from app.errors import (
+    ArtifactTooLarge,
+    BlobNotFound,
+    BlobStoreUnavailable,
+    BlobTooLarge,
+    ServiceUnavailable,
+)
+from app.sessions.base import BaseSessionService, NewArtifactVersion
+
+
+class BlobBackedArtifactService(BaseArtifactService):
+    """Artifact bytes in a BlobStore; subclasses keep the versions that name them."""
+
+    def __init__(
+        self,
+        blob_store: BlobStore,
+        *,
+        max_artifact_bytes: int,
+        session_service: BaseSessionService | None = None,
+    ) -> None:
+        super().__init__(session_service=session_service)
+        self.blob_store = blob_store
+        self.max_artifact_bytes = max_artifact_bytes
+
+    @abstractmethod
+    async def _require_session(self, scope: ArtifactScope) -> None:
+        """Raise SessionNotFound unless the scope's session exists."""
+
+    @abstractmethod
+    async def _allocate_version(self, scope: ArtifactScope, filename: str) -> int:
+        """The next free version of `filename` (SessionNotFound if the session is gone)."""
+
+    def _remember_staged(self, scope: ArtifactScope, staged: NewArtifactVersion) -> None:
+        """Called with every staged version, for services that track them until they commit."""
+
+    # -- writes ---------------------------------------------------------------------------
+
+    async def stage(
+        self,
+        scope: ArtifactScope,
+        *,
+        filename: str,
+        chunks: AsyncIterable[bytes],
+        mime_type: str = DEFAULT_MIME_TYPE,
+        custom_metadata: dict[str, Any] | None = None,
+    ) -> NewArtifactVersion:
+        """Store a streamed body and allocate a version; the row commits with the carrying event.
+
+        The session is checked first, so a missing one is refused before a (possibly big) body
+        is read.
+        """
+        validate_artifact_name(filename)
+        await self._require_session(scope)
+        blob = await self._put(
+            self.blob_store.put_stream(chunks, max_bytes=self.max_artifact_bytes)
+        )
+        return await self._staged(scope, filename, blob, mime_type, custom_metadata)
+
+    async def stage_part(
+        self,
+        scope: ArtifactScope,
+        *,
+        filename: str,
+        artifact: types.Part,
+        custom_metadata: dict[str, Any] | None = None,
+    ) -> NewArtifactVersion:
+        """`stage` for a google-genai Part (inline data or text): the bytes are already in hand."""
+        validate_artifact_name(filename)
+        data, mime_type = part_bytes(artifact)
+        if len(data) > self.max_artifact_bytes:
+            raise ArtifactTooLarge(f"Artifacts are limited to {self.max_artifact_bytes} bytes.")
+        blob = await self._put(self.blob_store.put_bytes(data))
+        return await self._staged(scope, filename, blob, mime_type, custom_metadata)
+
+    async def _put(self, storing: Awaitable[BlobInfo]) -> BlobInfo:
+        try:
+            return await storing
+        except BlobTooLarge as exc:
+            raise ArtifactTooLarge(
+                f"Artifacts are limited to {self.max_artifact_bytes} bytes."
+            ) from exc
+        except BlobStoreUnavailable as exc:
+            raise ServiceUnavailable("The blob store is unreachable.") from exc
+
+    async def _staged(
+        self,
+        scope: ArtifactScope,
+        filename: str,
+        blob: BlobInfo,
+        mime_type: str,
+        custom_metadata: dict[str, Any] | None,
+    ) -> NewArtifactVersion:
+        staged = NewArtifactVersion(
+            name=filename,
+            version=await self._allocate_version(scope, filename),
+            mime_type=mime_type,
+            size=blob.size,
+            sha256=blob.sha256,
+            blob_key=blob.key,
+            custom_metadata=dict(custom_metadata or {}),
+            create_time=time.time(),
+        )
+        self._remember_staged(scope, staged)
+        return staged
+
+    # -- bytes ----------------------------------------------------------------------------
+
+    async def read_bytes(self, blob_key: str) -> bytes:
+        """The whole blob (for JSON routes and the engine; raw routes stream instead)."""
+        try:
+            return await self.blob_store.read_bytes(blob_key)
+        except BlobNotFound as exc:  # a version without its blob: storage was tampered with
+            raise ServiceUnavailable("The artifact's bytes are missing from the store.") from exc
+        except BlobStoreUnavailable as exc:
+            raise ServiceUnavailable("The blob store is unreachable.") from exc
+
+    async def open(
+        self, blob_key: str, *, start: int = 0, end: int | None = None
+    ) -> AsyncIterator[bytes]:
+        """Stream bytes `start`..`end` (inclusive) of a blob."""
+        try:
+            return await self.blob_store.open_range(blob_key, start=start, end=end)
+        except (BlobNotFound, BlobStoreUnavailable) as exc:
+            raise ServiceUnavailable("The artifact's bytes are unavailable.") from exc
+
+    async def ping(self) -> None:
+        """Raise ServiceUnavailable unless the blob store can be used (readiness)."""
+        try:
+            await self.blob_store.ping()
+        except Exception as exc:  # a probe reports any failure as "not ready", whatever it was
+            raise ServiceUnavailable("The blob store is unreachable.") from exc
