@@ -48,6 +48,8 @@ logger = logging.getLogger("agentd")
 
 
 def _operation_id(route: APIRoute) -> str:
+    # Every route's operationId is its endpoint function's name: stable for generated SDKs, and
+    # stated once (the function name) instead of again in each decorator.
     return route.name
 
 

@@ -15,7 +15,6 @@ router = APIRouter(tags=["apps"])
     response_model=list[str] | ListAppsResponse,
     response_model_exclude_none=True,
     summary="List the apps of the agents directory",
-    operation_id="list_apps",
 )
 async def list_apps(
     registry: RegistryDep, principal: PrincipalDep, detailed: Annotated[bool, Query()] = False

@@ -58,7 +58,6 @@ def _part_json(part: types.Part) -> JSONResponse:
 @router.get(
     "",
     summary="List artifact names (session's and the user's)",
-    operation_id="list_artifact_names",
     responses=NOT_FOUND,
 )
 async def list_artifact_names(scope: ScopeDep, artifacts: ArtifactServiceDep) -> list[str]:
@@ -71,7 +70,6 @@ async def list_artifact_names(scope: ScopeDep, artifacts: ArtifactServiceDep) ->
     status_code=status.HTTP_201_CREATED,
     response_model_exclude_none=True,
     summary="Save a new artifact version from a JSON Part",
-    operation_id="save_artifact",
     responses={**NOT_FOUND, 413: {"description": "Too large (artifact-too-large)."}},
 )
 async def save_artifact(
@@ -87,7 +85,6 @@ async def save_artifact(
     "/{name:path}/versions/{version:int}/metadata",
     response_model_exclude_none=True,
     summary="Metadata of one artifact version",
-    operation_id="get_artifact_version_metadata",
     responses=NOT_FOUND,
 )
 async def get_artifact_version_metadata(
@@ -100,7 +97,6 @@ async def get_artifact_version_metadata(
 @router.get(
     "/{name:path}/versions/{version:int}/content",
     summary="Download one artifact version's raw bytes",
-    operation_id="download_artifact_version",
     responses={
         **NOT_FOUND,
         206: {"description": "Partial content."},
@@ -124,7 +120,6 @@ async def download_artifact_version(
     "/{name:path}/versions/metadata",
     response_model_exclude_none=True,
     summary="Metadata of every version of an artifact",
-    operation_id="list_artifact_version_metadata",
     responses=NOT_FOUND,
 )
 async def list_artifact_version_metadata(
@@ -137,7 +132,6 @@ async def list_artifact_version_metadata(
 @router.get(
     "/{name:path}/versions/{version:int}",
     summary="Load one artifact version as a Part",
-    operation_id="load_artifact_version",
     response_model=types.Part,
     responses=NOT_FOUND,
 )
@@ -151,7 +145,6 @@ async def load_artifact_version(
 @router.get(
     "/{name:path}/versions",
     summary="List an artifact's version numbers",
-    operation_id="list_artifact_versions",
     responses=NOT_FOUND,
 )
 async def list_artifact_versions(
@@ -166,7 +159,6 @@ async def list_artifact_versions(
     status_code=status.HTTP_201_CREATED,
     response_model_exclude_none=True,
     summary="Upload a new artifact version as a raw or multipart body (streamed)",
-    operation_id="upload_artifact_content",
     responses={**NOT_FOUND, 413: {"description": "Too large (artifact-too-large)."}},
     openapi_extra={
         "requestBody": {
@@ -215,7 +207,6 @@ async def upload_artifact_content(
 @router.get(
     "/{name:path}/content",
     summary="Download the latest artifact version's raw bytes",
-    operation_id="download_artifact",
     responses={
         **NOT_FOUND,
         206: {"description": "Partial content."},
@@ -237,7 +228,6 @@ async def download_artifact(
 @router.get(
     "/{name:path}",
     summary="Load an artifact (latest or ?version=) as a Part",
-    operation_id="load_artifact",
     response_model=types.Part,
     responses=NOT_FOUND,
 )
@@ -252,7 +242,6 @@ async def load_artifact(
     "/{name:path}",
     status_code=status.HTTP_204_NO_CONTENT,
     summary="Delete every version of an artifact",
-    operation_id="delete_artifact",
     responses=NOT_FOUND,
 )
 async def delete_artifact(scope: ScopeDep, name: str, artifacts: ArtifactServiceDep) -> Response:

@@ -13,7 +13,7 @@ router = APIRouter(tags=["health"])
 ADK_COMPATIBILITY = "2.13.0"
 
 
-@router.get("/health", summary="Liveness probe", operation_id="health")
+@router.get("/health", summary="Liveness probe")
 async def health() -> HealthResponse:
     """Always ok while the process serves requests."""
     return HealthResponse(status="ok")
@@ -22,7 +22,6 @@ async def health() -> HealthResponse:
 @router.get(
     "/readyz",
     summary="Readiness probe (database and blob store reachable)",
-    operation_id="readyz",
     responses={503: {"description": "A dependency is unreachable (service-unavailable)."}},
 )
 async def readyz(request: Request) -> HealthResponse:
@@ -37,7 +36,7 @@ async def readyz(request: Request) -> HealthResponse:
     return HealthResponse(status="ready")
 
 
-@router.get("/version", summary="Server version", operation_id="version")
+@router.get("/version", summary="Server version")
 async def version() -> VersionResponse:
     """The agentd version and the ADK api_server version its wire format follows."""
     return VersionResponse(version=__version__, adk_compatibility=ADK_COMPATIBILITY)

@@ -53,7 +53,6 @@ RefDep = Annotated[SessionRef, Depends(session_ref)]
 @router.post(
     "",
     summary="Run the app for a new message (wait, stream or background)",
-    operation_id="create_invocation",
     status_code=status.HTTP_200_OK,
     response_model=InvocationResult,
     responses={
@@ -113,7 +112,6 @@ async def _stream(
     "",
     response_model_exclude_none=True,
     summary="List the session's invocations (newest first)",
-    operation_id="list_invocations",
     responses=NOT_FOUND,
 )
 async def list_invocations(
@@ -133,7 +131,6 @@ async def list_invocations(
     "/{invocation_id}",
     response_model_exclude_none=True,
     summary="Get an invocation's status",
-    operation_id="get_invocation",
     responses=NOT_FOUND,
 )
 async def get_invocation(
@@ -147,7 +144,6 @@ async def get_invocation(
     "/{invocation_id}/cancel",
     response_model_exclude_none=True,
     summary="Cancel an invocation",
-    operation_id="cancel_invocation",
     responses=NOT_FOUND,
 )
 async def cancel_invocation(
@@ -160,7 +156,6 @@ async def cancel_invocation(
 @router.get(
     "/{invocation_id}/events",
     summary="Follow an invocation's events (SSE, resumable with Last-Event-ID)",
-    operation_id="stream_invocation_events",
     responses=NOT_FOUND,
     response_class=EventSourceResponse,
 )

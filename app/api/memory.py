@@ -30,7 +30,6 @@ def _memory(request: Request) -> BaseMemoryService:
     "",
     status_code=status.HTTP_204_NO_CONTENT,
     summary="Add a session's events to the user's memory",
-    operation_id="add_session_to_memory",
     responses={404: {"description": "No such session (session-not-found)."}},
 )
 async def add_session_to_memory(
@@ -54,7 +53,6 @@ async def add_session_to_memory(
     "",
     response_model_exclude_none=True,
     summary="Search the user's memory",
-    operation_id="search_memory",
 )
 async def search_memory(
     app: KnownApp,

@@ -18,7 +18,6 @@ def metrics_response(metrics: Metrics) -> Response:
 @router.get(
     "/metrics",
     summary="Prometheus metrics of this replica",
-    operation_id="metrics",
     response_class=Response,
     responses={
         200: {"content": {"text/plain": {}}, "description": "Prometheus text format."},

@@ -53,7 +53,6 @@ def _request(body: RunAgentRequest, mode: Literal["wait", "stream"]) -> CreateIn
     "/run",
     response_model=list[Event],
     summary="Run the agent for one message and return its events (ADK)",
-    operation_id="run_agent",
     responses={404: {"description": "Unknown app or session."}},
 )
 async def run_agent(
@@ -75,7 +74,6 @@ async def run_agent(
 @router.post(
     "/run_sse",
     summary="Run the agent for one message, streaming its events (ADK SSE)",
-    operation_id="run_agent_sse",
     responses={404: {"description": "Unknown app or session."}},
     response_class=EventSourceResponse,
 )

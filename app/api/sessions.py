@@ -62,7 +62,6 @@ def _parse_if_match(value: str | None) -> int | None:
     response_model=Session,
     response_model_exclude_none=True,
     summary="Create a session",
-    operation_id="create_session",
     responses={409: {"description": "A session with that id exists (session-exists)."}},
 )
 async def create_session(
@@ -87,7 +86,6 @@ async def create_session(
     response_model=Session,
     response_model_exclude_none=True,
     summary="Create a session with the id in the path (ADK legacy form)",
-    operation_id="create_session_with_id",
     responses={409: {"description": "A session with that id exists (session-exists)."}},
 )
 async def create_session_with_id(
@@ -111,7 +109,6 @@ async def create_session_with_id(
     response_model=list[Session],
     response_model_exclude_none=True,
     summary="List the user's sessions (without events)",
-    operation_id="list_sessions",
 )
 async def list_sessions(
     app: KnownApp,
@@ -142,7 +139,6 @@ async def list_sessions(
     response_model=Session,
     response_model_exclude_none=True,
     summary="Get a session with its state and events",
-    operation_id="get_session",
     responses={404: {"description": "No such session (session-not-found)."}},
 )
 async def get_session(
@@ -176,7 +172,6 @@ async def get_session(
     response_model=Session,
     response_model_exclude_none=True,
     summary="Apply a state delta (recorded as a user event)",
-    operation_id="update_session",
     responses={
         404: {"description": "No such session (session-not-found)."},
         409: {"description": "If-Match is stale (session-conflict)."},
@@ -212,7 +207,6 @@ async def update_session(
     "/{session_id}",
     status_code=status.HTTP_204_NO_CONTENT,
     summary="Delete a session with its events and artifacts",
-    operation_id="delete_session",
     responses={404: {"description": "No such session (session-not-found)."}},
 )
 async def delete_session(
@@ -228,7 +222,6 @@ async def delete_session(
     response_model=EventPageResponse,
     response_model_exclude_none=True,
     summary="Page through a session's events by seq",
-    operation_id="list_session_events",
     responses={404: {"description": "No such session (session-not-found)."}},
 )
 async def list_session_events(

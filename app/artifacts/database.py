@@ -19,7 +19,7 @@ from app.artifacts.blob_backed import BlobBackedArtifactService
 from app.artifacts.blobstore import BlobStore
 from app.artifacts.models import ArtifactVersion, validate_artifact_name
 from app.db.repositories.artifacts import ArtifactRepository
-from app.db.uow import Db, UnitOfWork
+from app.db.uow import Db, UnitOfWork, from_row
 from app.errors import ArtifactNotFound, SessionNotFound
 from app.sessions.base import BaseSessionService, NewArtifactVersion
 
@@ -55,10 +55,7 @@ class DatabaseArtifactService(BlobBackedArtifactService):
         def unit(db: Db) -> int:
             artifacts = ArtifactRepository(db)
             return artifacts.allocate_version(
-                app_name=scope.app_name,
-                user_id=scope.user_id,
-                session_id=scope.session_id,
-                name=filename,
+                **_named(scope, filename),
                 session_pk=_session_pk(artifacts, scope),
             )
 
@@ -71,12 +68,7 @@ class DatabaseArtifactService(BlobBackedArtifactService):
         def unit(db: Db) -> int:
             artifacts = ArtifactRepository(db)
             _session_pk(artifacts, scope)
-            return artifacts.delete_versions(
-                app_name=scope.app_name,
-                user_id=scope.user_id,
-                session_id=scope.session_id,
-                name=filename,
-            )
+            return artifacts.delete_versions(**_named(scope, filename))
 
         if await self._uow.write("delete_artifact", unit) == 0:
             raise ArtifactNotFound(f"No artifact named {filename!r}.")
@@ -99,12 +91,7 @@ class DatabaseArtifactService(BlobBackedArtifactService):
         validate_artifact_name(filename)
         rows = await self._read(
             scope,
-            lambda artifacts: artifacts.versions(
-                app_name=scope.app_name,
-                user_id=scope.user_id,
-                session_id=scope.session_id,
-                name=filename,
-            ),
+            lambda artifacts: artifacts.versions(**_named(scope, filename)),
         )
         if not rows:
             raise ArtifactNotFound(f"No artifact named {filename!r}.")
@@ -117,13 +104,7 @@ class DatabaseArtifactService(BlobBackedArtifactService):
         validate_artifact_name(filename)
         row = await self._read(
             scope,
-            lambda artifacts: artifacts.version(
-                app_name=scope.app_name,
-                user_id=scope.user_id,
-                session_id=scope.session_id,
-                name=filename,
-                version=version,
-            ),
+            lambda artifacts: artifacts.version(**_named(scope, filename), version=version),
         )
         if row is None:
             suffix = "" if version is None else f" version {version}"
@@ -171,17 +152,18 @@ def _blob_referenced(blob_key: str, db: Db) -> bool:
     return ArtifactRepository(db).blob_referenced(blob_key)
 
 
+def _named(scope: ArtifactScope, filename: str) -> dict[str, str]:
+    """The repository's address of one artifact name in `scope`."""
+    return {
+        "app_name": scope.app_name,
+        "user_id": scope.user_id,
+        "session_id": scope.session_id,
+        "name": filename,
+    }
+
+
 def _stored(row: Any) -> NewArtifactVersion:
-    return NewArtifactVersion(
-        name=row.name,
-        version=row.version,
-        mime_type=row.mime_type,
-        size=row.size,
-        sha256=row.sha256,
-        blob_key=row.blob_key,
-        custom_metadata=row.custom_metadata,
-        create_time=row.create_time,
-    )
+    return from_row(NewArtifactVersion, row)
 
 
 __all__ = ["DatabaseArtifactService"]

@@ -10,6 +10,7 @@ The runner's plugins are seen through the `PluginRunner` port, so this layer nev
 plugins package (which sits above it); `NoPlugins` stands in when no runner supplied any.
 """
 
+import copy
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -160,16 +161,13 @@ class InvocationContext:
 
     def for_agent(self, agent: "BaseAgent", *, branch: str | None = None) -> "InvocationContext":
         """The view of `agent` (same invocation, its own branch)."""
-        return InvocationContext(
-            session_service=self.session_service,
-            invocation_id=self.invocation_id,
-            agent=agent,
-            session=self.session,
-            user_content=self.user_content,
-            run_config=self.run_config,
-            artifact_service=self.artifact_service,
-            memory_service=self.memory_service,
-            plugin_manager=self.plugin_manager,
-            branch=self.branch if branch is None else branch,
-            shared=self.shared,
-        )
+        return self.replace(agent=agent, branch=self.branch if branch is None else branch)
+
+    def replace(self, **changes: Any) -> "InvocationContext":
+        """A copy with `changes` applied; what is not changed (services, `shared`) is shared."""
+        unknown = set(changes) - set(vars(self))
+        if unknown:
+            raise TypeError(f"InvocationContext has no {sorted(unknown)}")
+        ctx = copy.copy(self)
+        vars(ctx).update(changes)
+        return ctx

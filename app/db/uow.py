@@ -17,6 +17,7 @@ transaction on every backend:
 checking instead of failing only on file SQLite.
 """
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
@@ -126,6 +127,11 @@ class UnitOfWork:
         return await greenlet_spawn(run)
 
 
+def from_row(cls: type[T], row: Any) -> T:
+    """The dataclass `cls` built from the same-named columns of a result row."""
+    return cls(**{f.name: getattr(row, f.name) for f in dataclasses.fields(cls)})  # type: ignore[arg-type]
+
+
 @contextmanager
 def _translated() -> Iterator[None]:
     # Services must not know SQLAlchemy's exception tree (only app.db imports SQLAlchemy).
@@ -137,4 +143,4 @@ def _translated() -> Iterator[None]:
         raise RejectedValue(str(exc.orig)) from exc
 
 
-__all__ = ["Db", "Params", "Result", "UnitOfWork"]
+__all__ = ["Db", "Params", "Result", "UnitOfWork", "from_row"]

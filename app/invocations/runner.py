@@ -89,9 +89,10 @@ class Runner:
         )
         if session is None:
             raise SessionNotFound(f"Session {session_id!r} does not exist.")
+        invocation_id = invocation_id or new_invocation_id()
         ctx = InvocationContext(
             session_service=self.session_service,
-            invocation_id=invocation_id or new_invocation_id(),
+            invocation_id=invocation_id,
             agent=self.agent,
             session=session,
             user_content=new_message,

@@ -274,20 +274,8 @@ def _stored(row: Any) -> StoredInvocation:
 
 
 def _to_resource(row: Any) -> Invocation:
-    """The API view of a row."""
-    return Invocation(
-        id=row.id,
-        app_name=row.app_name,
-        user_id=row.user_id,
-        session_id=row.session_id,
-        status=InvocationStatus(row.status),
-        mode=row.mode,
-        create_time=row.create_time,
-        start_time=row.start_time,
-        end_time=row.end_time,
-        error=row.error,
-        cancel_requested=row.cancel_requested,
-    )
+    """The API view of a row (its columns carry the resource's field names)."""
+    return Invocation.model_validate(row, from_attributes=True)
 
 
 __all__ = ["InvocationStore", "StoredInvocation"]

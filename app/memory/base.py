@@ -134,7 +134,6 @@ class BaseMemoryService(ABC):
     async def add_session_to_memory(self, session: Session) -> None:
         """Remember the session's final text events; events already remembered are skipped."""
 
-    @abstractmethod
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str, limit: int = 20
     ) -> SearchMemoryResponse:
@@ -146,6 +145,20 @@ class BaseMemoryService(ABC):
             query: Free text; any of its words of two or more characters may match.
             limit: The most entries returned; zero or less returns none.
         """
+        words = query_words(query)
+        if not words or limit <= 0:
+            return SearchMemoryResponse()
+        return SearchMemoryResponse(
+            memories=await self._search(
+                app_name=app_name, user_id=user_id, words=words, limit=limit
+            )
+        )
+
+    @abstractmethod
+    async def _search(
+        self, *, app_name: str, user_id: str, words: list[str], limit: int
+    ) -> list[MemoryEntry]:
+        """Up to `limit` entries matching any of `words` (lower-cased, distinct), newest first."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook, most services hold nothing
         """Release resources held by the service."""

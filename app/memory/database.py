@@ -15,10 +15,9 @@ from app.db.uow import UnitOfWork
 from app.errors import DuplicateKey, RejectedValue, UnstorableValue
 from app.memory.base import (
     BaseMemoryService,
-    SearchMemoryResponse,
+    MemoryEntry,
     memory_entry,
     memory_records,
-    query_words,
 )
 from app.sessions.models import Session
 
@@ -52,16 +51,12 @@ class DatabaseMemoryService(BaseMemoryService):
         except (DuplicateKey, RejectedValue) as exc:
             raise UnstorableValue(f"The database rejected the memory: {exc}") from exc
 
-    async def search_memory(
-        self, *, app_name: str, user_id: str, query: str, limit: int = 20
-    ) -> SearchMemoryResponse:
-        """Entries of the user's remembered sessions of the app matching `query`, newest first."""
-        words = query_words(query)
-        if not words or limit <= 0:
-            return SearchMemoryResponse()
+    async def _search(
+        self, *, app_name: str, user_id: str, words: list[str], limit: int
+    ) -> list[MemoryEntry]:
         rows = await self._uow.read(
             lambda db: MemoryRepository(db).search(
                 app_name=app_name, user_id=user_id, words=words, limit=limit
             )
         )
-        return SearchMemoryResponse(memories=[memory_entry(*row) for row in rows])
+        return [memory_entry(*row) for row in rows]

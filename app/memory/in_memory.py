@@ -15,10 +15,8 @@ from app.memory.base import (
     BaseMemoryService,
     MemoryEntry,
     MemoryRecord,
-    SearchMemoryResponse,
     memory_entry,
     memory_records,
-    query_words,
 )
 from app.sessions.models import Session
 
@@ -53,18 +51,14 @@ class InMemoryMemoryService(BaseMemoryService):
                 if key not in entries:
                     entries[key] = _Stored(next(self._order), record)
 
-    async def search_memory(
-        self, *, app_name: str, user_id: str, query: str, limit: int = 20
-    ) -> SearchMemoryResponse:
-        """Entries of the user's remembered sessions of the app matching `query`, newest first."""
-        words = query_words(query)
-        if not words or limit <= 0:
-            return SearchMemoryResponse()
+    async def _search(
+        self, *, app_name: str, user_id: str, words: list[str], limit: int
+    ) -> list[MemoryEntry]:
         with self._lock:
             stored = list(self._entries.get((app_name, user_id), {}).values())
         matches = [s for s in stored if any(w in s.record.text for w in words)]
         matches.sort(key=lambda s: (s.record.timestamp, s.order), reverse=True)
-        return SearchMemoryResponse(memories=[_entry(s.record) for s in matches[:limit]])
+        return [_entry(s.record) for s in matches[:limit]]
 
 
 def _entry(record: MemoryRecord) -> MemoryEntry:

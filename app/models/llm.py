@@ -12,6 +12,7 @@ from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.models.registry import LLMRegistry
+from app.sessions.models import ModelOutput
 
 if TYPE_CHECKING:
     from app.tools.base_tool import BaseTool
@@ -72,21 +73,9 @@ class LlmRequest(BaseModel):
         return str(current)
 
 
-class LlmResponse(BaseModel):
+class LlmResponse(ModelOutput):
     """One (possibly partial) answer of a model, or an error it reported."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    content: types.Content | None = None
-    grounding_metadata: types.GroundingMetadata | None = None
-    partial: bool | None = None
-    turn_complete: bool | None = None
-    finish_reason: types.FinishReason | None = None
-    error_code: str | None = None
-    error_message: str | None = None
-    interrupted: bool | None = None
-    custom_metadata: dict[str, Any] | None = None
-    usage_metadata: types.GenerateContentResponseUsageMetadata | None = None
     model_version: str | None = None
 
     @classmethod

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.db.repositories.security import ApiKeyRepository
-from app.db.uow import UnitOfWork
+from app.db.uow import UnitOfWork, from_row
 from app.security.principal import Principal
 
 if TYPE_CHECKING:
@@ -80,18 +80,7 @@ class ApiKeyService:
     async def list_keys(self) -> list[ApiKey]:
         """Every key (revoked ones too), oldest first."""
         rows = await self._uow.read(lambda db: ApiKeyRepository(db).all())
-        return [
-            ApiKey(
-                id=row.id,
-                name=row.name,
-                apps=row.apps,
-                user_id=row.user_id,
-                admin=row.admin,
-                create_time=row.create_time,
-                revoke_time=row.revoke_time,
-            )
-            for row in rows
-        ]
+        return [from_row(ApiKey, row) for row in rows]
 
     async def revoke(self, key_id: str) -> bool:
         """Revoke a key; False if there is no such (unrevoked) key."""

@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 from google.genai import types
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.wire import WireModel
 
@@ -47,8 +47,14 @@ def new_invocation_id(prefix: str = "e-") -> str:
     return f"{prefix}{uuid.uuid4()}"
 
 
-class Event(WireModel):
-    """One entry of a session's history."""
+class ModelOutput(BaseModel):
+    """What a model answer carries; ADK's Event extends its LlmResponse by these fields.
+
+    `app.models.LlmResponse` and `Event` both start with them (in this order, which is also the
+    order of their JSON keys), so a response becomes an event field for field.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     content: types.Content | None = None
     grounding_metadata: types.GroundingMetadata | None = None
@@ -60,6 +66,11 @@ class Event(WireModel):
     interrupted: bool | None = None
     custom_metadata: dict[str, Any] | None = None
     usage_metadata: types.GenerateContentResponseUsageMetadata | None = None
+
+
+class Event(WireModel, ModelOutput):
+    """One entry of a session's history."""
+
     citation_metadata: types.CitationMetadata | None = None
     avg_logprobs: float | None = None
     model_version: str | None = None

@@ -62,17 +62,13 @@ class AgentTool(BaseTool):
         await sessions.append_event(
             session, Event(author="user", invocation_id=parent.invocation_id, content=message)
         )
-        ctx = InvocationContext(
+        # The wrapped agent runs in its own session (and branch) of the same invocation.
+        ctx = parent.replace(
             session_service=sessions,
-            invocation_id=parent.invocation_id,
             agent=self.agent,
             session=session,
             user_content=message,
-            run_config=parent.run_config,
-            artifact_service=parent.artifact_service,
-            memory_service=parent.memory_service,
-            plugin_manager=parent.plugin_manager,
-            shared=parent.shared,
+            branch=None,
         )
         last_text = ""
         async for event in self.agent.run_async(ctx):

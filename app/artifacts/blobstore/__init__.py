@@ -6,10 +6,10 @@ from app.artifacts.blobstore.local import LocalBlobStore
 from app.artifacts.blobstore.s3 import S3BlobStore
 from app.errors import BlobNotFound, BlobStoreError, BlobStoreUnavailable, BlobTooLarge
 
-__all__ = [
+__all__ = [  # noqa: RUF022 - the port first, then its stores
     "BlobInfo",
-    "BlobNotFound",
     "BlobStore",
+    "BlobNotFound",
     "BlobStoreError",
     "BlobStoreUnavailable",
     "BlobTooLarge",

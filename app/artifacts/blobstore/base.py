@@ -39,6 +39,7 @@ __all__ = [
     "check_range",
     "content_key",
     "is_key",
+    "range_stop",
     "spool_hashed",
 ]
 
@@ -87,6 +88,11 @@ def check_range(start: int, end: int | None, chunk_size: int) -> None:
         raise ValueError(f"range end {end} is before start {start}")
     if chunk_size <= 0:
         raise ValueError(f"chunk_size must be > 0, got {chunk_size}")
+
+
+def range_stop(end: int | None, total: int) -> int:
+    """The exclusive stop offset of a read up to `end` (inclusive) of a blob of `total` bytes."""
+    return total if end is None else min(end + 1, total)
 
 
 def check_older_than(older_than: datetime | None) -> None:

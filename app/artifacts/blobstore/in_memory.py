@@ -18,6 +18,7 @@ from app.artifacts.blobstore.base import (
     check_older_than,
     check_range,
     content_key,
+    range_stop,
 )
 from app.errors import BlobNotFound, BlobTooLarge
 
@@ -74,8 +75,7 @@ class InMemoryBlobStore(BlobStore):
         """Check the blob exists, then return an iterator over bytes `start`..`end` inclusive."""
         check_range(start, end, chunk_size)
         data = self._get(key).data
-        stop = len(data) if end is None else min(end + 1, len(data))
-        return _iter_slices(memoryview(data)[start:stop], chunk_size)
+        return _iter_slices(memoryview(data)[start : range_stop(end, len(data))], chunk_size)
 
     async def exists(self, key: str) -> bool:
         """Return whether a blob is stored under `key`."""

@@ -28,6 +28,7 @@ from app.artifacts.blobstore.base import (
     check_range,
     content_key,
     is_key,
+    range_stop,
     spool_hashed,
 )
 from app.errors import BlobNotFound, BlobStoreError, BlobStoreUnavailable
@@ -101,8 +102,7 @@ class LocalBlobStore(BlobStore):
         """Check the blob exists, then return an iterator over bytes `start`..`end` inclusive."""
         check_range(start, end, chunk_size)
         path = self._path(key)
-        total = await self._size(path, key)
-        stop = total if end is None else min(end + 1, total)
+        stop = range_stop(end, await self._size(path, key))
         return _read_range(path, key, start, stop, chunk_size)
 
     async def read_bytes(self, key: str) -> bytes:

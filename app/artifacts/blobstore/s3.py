@@ -37,6 +37,7 @@ from app.artifacts.blobstore.base import (
     check_range,
     content_key,
     is_key,
+    range_stop,
     spool_hashed,
 )
 from app.errors import BlobNotFound, BlobStoreError, BlobStoreUnavailable
@@ -170,8 +171,7 @@ class S3BlobStore(BlobStore):
         """Check the object exists, then return an iterator over bytes `start`..`end` inclusive."""
         check_range(start, end, chunk_size)
         name = self._object_name(key)
-        total = await self._size(name, key)
-        stop = total if end is None else min(end + 1, total)
+        stop = range_stop(end, await self._size(name, key))
         return self._read_range(name, key, start, stop, chunk_size)
 
     async def exists(self, key: str) -> bool:
