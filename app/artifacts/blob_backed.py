@@ -48,9 +48,6 @@ class BlobBackedArtifactService(BaseArtifactService):
     async def _allocate_version(self, scope: ArtifactScope, filename: str) -> int:
         """The next free version of `filename` (SessionNotFound if the session is gone)."""
 
-    def _remember_staged(self, scope: ArtifactScope, staged: NewArtifactVersion) -> None:
-        """Called with every staged version, for services that track them until they commit."""
-
     # -- writes ---------------------------------------------------------------------------
 
     async def stage(
@@ -118,7 +115,6 @@ class BlobBackedArtifactService(BaseArtifactService):
             custom_metadata=dict(custom_metadata or {}),
             create_time=time.time(),
         )
-        self._remember_staged(scope, staged)
         return staged
 
     # -- bytes ----------------------------------------------------------------------------

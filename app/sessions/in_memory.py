@@ -81,6 +81,8 @@ class InMemorySessionService(BaseSessionService):
         self._app_state: dict[str, dict[str, Any]] = {}
         self._user_state: dict[_UserKey, dict[str, Any]] = {}
         self._artifacts: dict[_ArtifactKey, NewArtifactVersion] = {}
+        #: The next version of each artifact name: (app, user, session id or '', name).
+        self._artifact_counters: dict[tuple[str, str, str, str], int] = {}
         self._max_session_events = max_session_events
         self._limits = limits or StorageLimits()
         self._lock = threading.Lock()
@@ -175,8 +177,11 @@ class InMemorySessionService(BaseSessionService):
         with self._lock:
             if self._sessions.pop((app_name, user_id, session_id), None) is None:
                 raise SessionNotFound(f"Session {session_id!r} does not exist.")
-            for key in [k for k in self._artifacts if k[:3] == (app_name, user_id, session_id)]:
+            session = (app_name, user_id, session_id)
+            for key in [k for k in self._artifacts if k[:3] == session]:
                 del self._artifacts[key]
+            for counter in [k for k in self._artifact_counters if k[:3] == session]:
+                del self._artifact_counters[counter]
 
     async def list_events(
         self,
@@ -248,6 +253,53 @@ class InMemorySessionService(BaseSessionService):
         event.seq = seq
         apply_event_to_session(session, event, temp)
         return event
+
+    # -- artifact rows ---------------------------------------------------------------------
+    # The in-memory counterpart of the artifact tables, which `InMemoryArtifactService` reads:
+    # rows are inserted by `append_event` with the event that names them, and they (and the
+    # session's counters) die with their session, as the database's cascade does.
+
+    def has_session(self, app_name: str, user_id: str, session_id: str) -> bool:
+        """Whether the session exists."""
+        with self._lock:
+            return (app_name, user_id, session_id) in self._sessions
+
+    def allocate_artifact_version(
+        self, app_name: str, user_id: str, session_id: str, name: str
+    ) -> int:
+        """The next free version of `name` (never reused); SessionNotFound if the session is gone.
+
+        `session_id` is the addressed session; a `user:` name counts in the user's scope.
+        """
+        scope = "" if name.startswith("user:") else session_id
+        with self._lock:
+            if (app_name, user_id, session_id) not in self._sessions:
+                raise SessionNotFound(f"Session {session_id!r} does not exist.")
+            key = (app_name, user_id, scope, name)
+            version = self._artifact_counters.get(key, 0)
+            self._artifact_counters[key] = version + 1
+            return version
+
+    def artifact_rows(
+        self, app_name: str, user_id: str, session_id: str
+    ) -> list[NewArtifactVersion]:
+        """The committed versions of the session's artifacts and of the user's `user:` ones."""
+        scopes = {session_id, ""}
+        with self._lock:
+            return [
+                row
+                for (app, user, scope, _name, _version), row in self._artifacts.items()
+                if app == app_name and user == user_id and scope in scopes
+            ]
+
+    def delete_artifact_rows(self, app_name: str, user_id: str, session_id: str, name: str) -> bool:
+        """Delete every committed version of `name` (its counter keeps counting); any deleted."""
+        scope = "" if name.startswith("user:") else session_id
+        with self._lock:
+            keys = [k for k in self._artifacts if k[:4] == (app_name, user_id, scope, name)]
+            for key in keys:
+                del self._artifacts[key]
+            return bool(keys)
 
     def _artifact_key(self, session: Session, version: NewArtifactVersion) -> _ArtifactKey:
         scope = "" if version.user_scoped else session.id

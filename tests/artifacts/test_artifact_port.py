@@ -168,3 +168,36 @@ async def test_in_memory_runner_commits_tool_artifacts_for_later_turns() -> None
     assert loaded == [b"remember"]
     other = ArtifactScope(APP, "u", "s2")
     assert await runner.artifact_service.list_versions(other, filename="user:note.txt") == [0]
+
+
+async def test_user_artifacts_outlive_the_session_that_saved_them(services: Services) -> None:
+    sessions, artifacts = services
+    for sid in ("s", "other"):
+        await sessions.create_session(app_name=APP, user_id="u1", session_id=sid)
+    session = await sessions.get_session(app_name=APP, user_id="u1", session_id="s")
+    assert session is not None
+    staged = await artifacts.stage_part(
+        SCOPE, filename="user:cv.txt", artifact=types.Part(text="x")
+    )
+    event = Event(author="agent", actions=EventActions(artifact_delta={"user:cv.txt": 0}))
+    await sessions.append_event(session, event, artifact_versions=[staged])
+    await sessions.delete_session(app_name=APP, user_id="u1", session_id="s")
+
+    other = ArtifactScope(APP, "u1", "other")
+    assert await artifacts.list_names(other) == ["user:cv.txt"]
+    assert (await artifacts.get(other, filename="user:cv.txt")).metadata.version == 0
+
+
+async def test_a_session_created_again_starts_its_artifacts_from_version_zero(
+    services: Services,
+) -> None:
+    sessions, artifacts = services
+    await sessions.create_session(app_name=APP, user_id="u1", session_id="s")
+    await artifacts.save_part(SCOPE, filename="a.txt", artifact=types.Part(text="1"))
+    await artifacts.stage_part(SCOPE, filename="a.txt", artifact=types.Part(text="never"))
+    await sessions.delete_session(app_name=APP, user_id="u1", session_id="s")
+    await sessions.create_session(app_name=APP, user_id="u1", session_id="s")
+
+    assert await artifacts.list_names(SCOPE) == []
+    again = await artifacts.save_part(SCOPE, filename="a.txt", artifact=types.Part(text="2"))
+    assert again.version == 0
