@@ -323,6 +323,11 @@ class ServiceUnavailable(AgentdError):
     default_title = "Service unavailable."
 
 
+class MissingStateKey(KeyError):
+    """An instruction names a state key that is not set (and is not optional); a KeyError, as
+    ADK raises, so agent code that catches KeyError keeps working."""
+
+
 # -- storage errors: raised by the unit of work (app.db.uow), never shown to clients as such;
 # services translate them into the problems above (a taken id, a value the database refuses).
 

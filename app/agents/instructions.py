@@ -8,12 +8,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from app.errors import MissingStateKey
+
 _PLACEHOLDER = re.compile(r"\{+[^{}]*\}+")
 _NAME = re.compile(r"^(?:(?:app|user|temp):)?[A-Za-z_][A-Za-z0-9_]*$")
-
-
-class MissingStateKey(KeyError):
-    """An instruction names a state key that is not set (and is not optional)."""
 
 
 def inject_state(template: str, state: Mapping[str, Any]) -> str:
@@ -34,3 +32,6 @@ def inject_state(template: str, state: Mapping[str, Any]) -> str:
         raise MissingStateKey(f"Context variable not found: `{name}`.")
 
     return _PLACEHOLDER.sub(replace, template)
+
+
+__all__ = ["MissingStateKey", "inject_state"]

@@ -27,7 +27,13 @@ Params = Mapping[str, Any]
 S = TypeVar("S", bound=Executable)
 
 #: The SQLAlchemy internals this module reads, checked by `check_internals` (and a test).
-COMPILED_INTERNALS = ("_bind_processors", "_result_columns", "positiontup", "construct_params")
+COMPILED_INTERNALS = (
+    "_bind_processors",
+    "_result_columns",
+    "positiontup",
+    "construct_params",
+    "post_compile_params",
+)
 TYPE_INTERNALS = ("_cached_result_processor",)
 
 
