@@ -323,6 +323,23 @@ class ServiceUnavailable(AgentdError):
     default_title = "Service unavailable."
 
 
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database cannot be reached or cannot write right now; retrying later may succeed.
+
+    Raised by the unit of work (app.db.uow) for connection failures, a database that stopped or
+    went read-only, and pool timeouts; nothing was committed. The driver's text is only logged.
+    """
+
+    problem_type = "database-unavailable"
+    default_title = "Database unavailable."
+
+    def __init__(self, detail: str | None = None, *, retry_after: int = 1) -> None:
+        super().__init__(
+            detail or "The database cannot be reached right now; nothing was written. Retry later.",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
 class MissingStateKey(KeyError):
     """An instruction names a state key that is not set (and is not optional); a KeyError, as
     ADK raises, so agent code that catches KeyError keeps working."""

@@ -4,6 +4,7 @@ Every package that speaks JSON to clients (sessions, artifacts, invocations, mem
 builds on these, so they live below all of them.
 """
 
+import math
 import re
 from typing import Annotated, Any
 
@@ -11,7 +12,7 @@ from google.genai import types
 from pydantic import BaseModel, ConfigDict, ValidatorFunctionWrapHandler, WrapValidator
 from pydantic.alias_generators import to_camel
 
-from app.errors import InvalidIdentifier
+from app.errors import InvalidIdentifier, UnstorableValue
 
 #: Ids of apps, users and sessions: no slashes, dots-only names, whitespace or control characters,
 #: so an id can never be a path segment that escapes anything.
@@ -27,6 +28,82 @@ def validate_id(kind: str, value: str) -> str:
     if not _ID_RE.fullmatch(value):
         raise InvalidIdentifier(f"{kind} {value!r} must match {ID_PATTERN}.", field=kind)
     return value
+
+
+#: The integers every layer round-trips exactly: the orjson encoder on the serving path and the
+#: database's JSON columns hold [-2**63, 2**64 - 1]; beyond it a value would be refused (a 5xx) or
+#: silently turned into a float, so it is refused up front instead.
+MIN_JSON_INT = -(2**63)
+MAX_JSON_INT = 2**64 - 1
+
+#: Where a value sits in a JSON document: keys and list indexes from the root (as in pydantic's
+#: `loc`), e.g. ("body", "state", "k").
+Loc = tuple[str | int, ...]
+
+
+def find_unstorable(value: Any, loc: Loc = ()) -> tuple[Loc, str] | None:
+    """The first value JSON storage cannot keep as it is, with the reason; None if all can be kept.
+
+    Python's json module (and so FastAPI) accepts what UTF-8 JSON cannot hold: lone surrogates
+    (`"\\ud800"`), NaN and Infinity (also a number like 1e999 that overflows to it), and integers
+    of any size. Stored, they become a 5xx or a silent change (NaN as null), so every value that
+    enters storage is checked here first. Iterative, so a deeply nested document cannot exhaust
+    the stack.
+    """
+    pending: list[tuple[Loc, Any]] = [(loc, value)]
+    while pending:
+        where, item = pending.pop()
+        if isinstance(item, str):
+            if not item.isascii() and not _is_utf8(item):
+                return where, "String contains a lone surrogate; it cannot be stored as UTF-8."
+        elif isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                if isinstance(key, str) and not key.isascii() and not _is_utf8(key):
+                    return (
+                        *where,
+                        key,
+                    ), "Key contains a lone surrogate; it cannot be stored as UTF-8."
+                pending.append(((*where, key), child))
+        elif isinstance(item, list | tuple):
+            pending.extend(((*where, i), child) for i, child in reversed(list(enumerate(item))))
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return (
+                    where,
+                    "Number is not finite (NaN, Infinity or an overflow); JSON has no such value.",
+                )
+        elif isinstance(item, int) and not isinstance(item, bool):
+            if not MIN_JSON_INT <= item <= MAX_JSON_INT:
+                return (
+                    where,
+                    f"Integer outside [{MIN_JSON_INT}, {MAX_JSON_INT}] cannot be stored exactly.",
+                )
+    return None
+
+
+def check_storable(value: Any, loc: Loc) -> None:
+    """Raise UnstorableValue (a 422 naming the field) if `value` cannot be stored as it is."""
+    found = find_unstorable(value, loc)
+    if found is not None:
+        where, reason = found
+        raise unstorable(where, reason)
+
+
+def unstorable(loc: Loc, reason: str) -> UnstorableValue:
+    """The 422 problem for a value at `loc`: `detail` names the field, `errors` as pydantic's."""
+    field = ".".join(str(part) for part in loc)
+    return UnstorableValue(
+        f"{field}: {reason}",
+        errors=[{"type": "unstorable_value", "loc": list(loc), "msg": reason}],
+    )
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _reject_crashes(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:

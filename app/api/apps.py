@@ -5,9 +5,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from app.api.deps import PrincipalDep, RegistryDep
+from app.api.json_body import JsonRoute
 from app.api.schemas import AppSummary, ListAppsResponse
 
-router = APIRouter(tags=["apps"])
+router = APIRouter(route_class=JsonRoute, tags=["apps"])
 
 
 @router.get(

@@ -17,13 +17,16 @@ from google.genai import types
 from pydantic import Field
 
 from app.api.deps import ArtifactServiceDep, KnownApp, SessionIdPath, UserIdPath
+from app.api.json_body import JsonRoute
 from app.artifacts.base import DEFAULT_MIME_TYPE, ArtifactScope
 from app.artifacts.models import ArtifactVersion
 from app.errors import InvalidRequest, RangeNotSatisfiable
 from app.wire import ClientPart, WireModel
 
 router = APIRouter(
-    prefix="/apps/{app_name}/users/{user_id}/sessions/{session_id}/artifacts", tags=["artifacts"]
+    route_class=JsonRoute,
+    prefix="/apps/{app_name}/users/{user_id}/sessions/{session_id}/artifacts",
+    tags=["artifacts"],
 )
 
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")

@@ -3,12 +3,13 @@
 from fastapi import APIRouter, Request
 
 from app import __version__
+from app.api.json_body import JsonRoute
 from app.api.schemas import HealthResponse, VersionResponse
 from app.artifacts.base import BaseArtifactService
 from app.errors import ServiceUnavailable
 from app.sessions.base import BaseSessionService
 
-router = APIRouter(tags=["health"])
+router = APIRouter(route_class=JsonRoute, tags=["health"])
 
 ADK_COMPATIBILITY = "2.13.0"
 

@@ -20,6 +20,7 @@ from app.api.deps import (
     UserIdPath,
     clamp_page_size,
 )
+from app.api.json_body import JsonRoute
 from app.api.streaming import invocation_frames
 from app.errors import InvalidRequest, StoredProblem
 from app.invocations.manager import RunHandle
@@ -33,6 +34,7 @@ from app.invocations.models import (
 from app.wire import MAX_SEQ
 
 router = APIRouter(
+    route_class=JsonRoute,
     prefix="/apps/{app_name}/users/{user_id}/sessions/{session_id}/invocations",
     tags=["invocations"],
 )

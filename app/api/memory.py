@@ -6,11 +6,14 @@ from fastapi import APIRouter, Query, Request, Response, status
 from pydantic import Field
 
 from app.api.deps import KnownApp, SessionServiceDep, UserIdPath
+from app.api.json_body import JsonRoute
 from app.errors import ServiceUnavailable, SessionNotFound
 from app.memory.base import BaseMemoryService, SearchMemoryResponse
 from app.wire import ID_PATTERN, WireModel
 
-router = APIRouter(prefix="/apps/{app_name}/users/{user_id}/memory", tags=["memory"])
+router = APIRouter(
+    route_class=JsonRoute, prefix="/apps/{app_name}/users/{user_id}/memory", tags=["memory"]
+)
 
 
 class AddSessionToMemoryRequest(WireModel):

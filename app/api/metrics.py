@@ -4,10 +4,11 @@ from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from app.api.deps import PrincipalDep
+from app.api.json_body import JsonRoute
 from app.errors import Forbidden
 from app.observability import Metrics
 
-router = APIRouter(tags=["observability"])
+router = APIRouter(route_class=JsonRoute, tags=["observability"])
 
 
 def metrics_response(metrics: Metrics) -> Response:

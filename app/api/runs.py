@@ -14,6 +14,7 @@ from fastapi.responses import Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from app.api.deps import InvocationManagerDep, PrincipalDep, RegistryDep, SettingsDep
+from app.api.json_body import JsonRoute
 from app.api.streaming import adk_error_frame, adk_event_json, adk_frames
 from app.errors import StoredProblem
 from app.invocations.manager import RunHandle
@@ -26,7 +27,7 @@ from app.invocations.models import (
 from app.sessions.models import Event
 from app.wire import validate_id
 
-router = APIRouter(tags=["runs"])
+router = APIRouter(route_class=JsonRoute, tags=["runs"])
 
 
 def _ref(body: RunAgentRequest, registry: RegistryDep, principal: PrincipalDep) -> SessionRef:

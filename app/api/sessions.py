@@ -20,13 +20,16 @@ from app.api.deps import (
     UserIdPath,
     clamp_page_size,
 )
+from app.api.json_body import JsonRoute
 from app.api.schemas import CreateSessionRequest, EventPageResponse, UpdateSessionRequest
 from app.errors import InvalidRequest, SessionNotFound
 from app.sessions.base import GetSessionConfig
 from app.sessions.models import Session
 from app.wire import MAX_SEQ
 
-router = APIRouter(prefix="/apps/{app_name}/users/{user_id}/sessions", tags=["sessions"])
+router = APIRouter(
+    route_class=JsonRoute, prefix="/apps/{app_name}/users/{user_id}/sessions", tags=["sessions"]
+)
 
 PageSize = Annotated[int | None, Query(alias="pageSize", ge=1, le=10_000)]
 PageToken = Annotated[str | None, Query(alias="pageToken", max_length=1024)]

@@ -18,20 +18,31 @@ checking instead of failing only on file SQLite.
 """
 
 import dataclasses
+import logging
+import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.engine import Dialect
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import (
+    DataError,
+    DBAPIError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+)
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import Executable
 from sqlalchemy.util import greenlet_spawn
 
 from app.db import sqlite
 from app.db.sqlite_config import write_options
-from app.errors import DuplicateKey, RejectedValue
+from app.errors import DatabaseUnavailable, DuplicateKey, RejectedValue
 from app.observability.metrics import time_transaction
+
+logger = logging.getLogger("agentd.db")
 
 T = TypeVar("T")
 
@@ -103,8 +114,16 @@ class UnitOfWork:
                 return await sqlite.run_write(self._db_engine, work)
 
             def run() -> T:
-                with self._writer.begin() as connection:
-                    return work(connection)
+                with self._writer.connect() as connection:
+                    try:
+                        with connection.begin():
+                            return work(connection)
+                    except OperationalError:
+                        # A connection that failed to write (a database gone read-only, a
+                        # broken file handle) may keep failing after the cause is gone: the
+                        # pool opens a new one for the next unit.
+                        connection.invalidate()
+                        raise
 
             return await greenlet_spawn(run)
 
@@ -134,13 +153,46 @@ def from_row(cls: type[T], row: Any) -> T:
 
 @contextmanager
 def _translated() -> Iterator[None]:
-    # Services must not know SQLAlchemy's exception tree (only app.db imports SQLAlchemy).
+    # Services must not know SQLAlchemy's exception tree (only app.db imports SQLAlchemy). What
+    # the request's values caused is theirs to name (a taken key, a value the column refuses);
+    # a database that cannot be reached or cannot write is a 503 for every route alike, and the
+    # driver's text (hosts, paths, SQL) goes to the log only.
     try:
         yield
     except IntegrityError as exc:
         raise DuplicateKey(str(exc.orig)) from exc
     except DBAPIError as exc:
+        if _is_unavailable(exc):
+            raise _unavailable(exc) from exc
         raise RejectedValue(str(exc.orig)) from exc
+    except (sqlite3.OperationalError, PoolTimeout, OSError) as exc:
+        # Raised outside a statement: BEGIN or COMMIT on the fast path's raw connection, a pool
+        # that cannot hand out a connection, a refused or reset socket.
+        raise _unavailable(exc) from exc
+
+
+#: SQLSTATE classes of a database that cannot serve now: connection exception, insufficient
+#: resources (disk full, too many connections), operator intervention (shutdown, starting up),
+#: system error. Others (22, data exception: a NUL in text) are the value's fault.
+_UNAVAILABLE_SQLSTATE_CLASSES = frozenset({"08", "53", "57", "58"})
+
+
+def _is_unavailable(exc: DBAPIError) -> bool:
+    if exc.connection_invalidated:
+        return True
+    sqlstate = getattr(exc.orig, "sqlstate", None)
+    if isinstance(sqlstate, str) and sqlstate:
+        return sqlstate[:2] in _UNAVAILABLE_SQLSTATE_CLASSES
+    if isinstance(exc.orig, sqlite3.Error):
+        # Read-only or immutable file, disk I/O error, locked past the busy timeout, cannot
+        # open; sqlite3's other errors (a value too big, a bad binding) are the value's fault.
+        return isinstance(exc.orig, sqlite3.OperationalError)
+    return isinstance(exc, OperationalError | InterfaceError) and not isinstance(exc, DataError)
+
+
+def _unavailable(exc: BaseException) -> DatabaseUnavailable:
+    logger.warning("database unavailable: %s: %s", type(exc).__name__, exc)
+    return DatabaseUnavailable()
 
 
 __all__ = ["Db", "Params", "Result", "UnitOfWork", "from_row"]

@@ -219,6 +219,7 @@ class InvocationManager:
                 session_service=self._session_service,
                 artifact_service=self._artifact_service,
                 memory_service=self._memory_service,
+                exclusive_sessions=True,  # the run holds the session's lease
             )
             self._runners[app_name] = runner
         return runner

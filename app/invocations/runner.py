@@ -59,7 +59,14 @@ class Runner:
         artifact_service: BaseArtifactService | None = None,
         memory_service: BaseMemoryService | None = None,
         plugins: Sequence[BasePlugin] | None = None,
+        exclusive_sessions: bool = False,
     ) -> None:
+        """Args (beyond ADK's):
+        exclusive_sessions: the caller guarantees one invocation per session at a time (agentd's
+            invocation manager holds the session's lease). The run's events are then appended
+            after whatever REST writes landed meanwhile (a PATCH of state), instead of failing
+            with SessionConflict as two uncoordinated runners of one session must.
+        """
         if app is not None:
             agent = app.root_agent
             app_name = app_name or app.name
@@ -72,6 +79,7 @@ class Runner:
         self.artifact_service = artifact_service
         self.memory_service = memory_service
         self.plugin_manager = PluginManager(plugins or [])
+        self.exclusive_sessions = exclusive_sessions
 
     async def run_async(
         self,
@@ -171,7 +179,9 @@ class Runner:
             if staged is not None:
                 rows.append(staged)
         commit = asyncio.ensure_future(
-            self.session_service.append_event(ctx.session, event, artifact_versions=rows)
+            self.session_service.append_event(
+                ctx.session, event, artifact_versions=rows, blind=self.exclusive_sessions
+            )
         )
         try:
             return await asyncio.shield(commit)
@@ -195,9 +205,12 @@ class Runner:
         )
         ctx.shared.pending_artifacts.clear()
         try:
-            return await self.session_service.append_event(ctx.session, event)
+            # Blind: the failure is a fact whatever else was appended meanwhile, and a run that
+            # fails must end with its error event.
+            return await self.session_service.append_event(ctx.session, event, blind=True)
         except AgentdError:
-            # The session moved on or vanished: the original error is what the caller needs.
+            # The session vanished or the database is down: the original error is what the
+            # caller needs.
             return None
 
     def _agent_to_run(self, ctx: InvocationContext) -> BaseAgent:

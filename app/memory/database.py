@@ -49,7 +49,7 @@ class DatabaseMemoryService(BaseMemoryService):
         # The entry key's conflicts are skipped, so a constraint that still refuses a row
         # (as any other refusal) is about a value the database cannot hold.
         except (DuplicateKey, RejectedValue) as exc:
-            raise UnstorableValue(f"The database rejected the memory: {exc}") from exc
+            raise UnstorableValue("The database refused a value of the memory.") from exc
 
     async def _search(
         self, *, app_name: str, user_id: str, words: list[str], limit: int

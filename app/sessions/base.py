@@ -21,9 +21,7 @@ from app.errors import (
 )
 from app.sessions.models import Event, EventActions, Session, new_invocation_id
 from app.sessions.state import State, persistable_delta
-
-#: How often an unconditional state update retries after losing a race.
-UNCONDITIONAL_RETRIES = 20
+from app.wire import check_storable
 
 
 @dataclass(frozen=True)
@@ -162,6 +160,7 @@ class BaseSessionService(ABC):
         event: Event,
         *,
         artifact_versions: Sequence[NewArtifactVersion] = (),
+        blind: bool = False,
     ) -> Event:
         """Persist `event` with its state delta and artifact rows in one transaction.
 
@@ -173,10 +172,14 @@ class BaseSessionService(ABC):
             session: the writer's view; its `last_seq` is the optimistic-concurrency token.
             event: the event to append.
             artifact_versions: version rows named by `event.actions.artifact_delta`.
+            blind: append after whatever the session holds now instead of checking `last_seq`:
+                for writes nobody conditioned (a PATCH without If-Match, a run that holds the
+                session's lease), which then never fail because another writer got in first.
+                Its state delta is applied key by key on top of the stored state.
 
         Raises:
             SessionNotFound: the session was deleted.
-            SessionConflict: another writer appended since `session` was read.
+            SessionConflict: another writer appended since `session` was read (not if blind).
             ArtifactVersionConflict: an artifact version row already exists.
             UnstorableValue: the event or a state value cannot be stored.
         """
@@ -194,36 +197,32 @@ class BaseSessionService(ABC):
     ) -> Event:
         """Record `actions` as a content-less user event (REST writes: state, artifacts).
 
-        With `expected_seq` the write is conditional (SessionConflict if the session moved on);
-        without it a concurrent append is simply retried, since such an event does not depend on
-        what came before it.
+        With `expected_seq` the write is conditional (SessionConflict if the session moved on,
+        the only case that is a conflict); without it the event is appended blind, after
+        whatever the session holds, since such an event does not depend on what came before it.
         """
-        for _ in range(UNCONDITIONAL_RETRIES):
-            session = await self.get_session(
-                app_name=app_name,
-                user_id=user_id,
-                session_id=session_id,
-                config=GetSessionConfig(num_recent_events=0),
+        session = await self.get_session(
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            config=GetSessionConfig(num_recent_events=0),
+        )
+        if session is None:
+            raise SessionNotFound(f"Session {session_id!r} does not exist.")
+        if expected_seq is not None and session.last_seq != expected_seq:
+            raise SessionConflict(
+                f"Session {session_id!r} is at seq {session.last_seq}.",
+                expected_seq=expected_seq,
+                actual_seq=session.last_seq,
             )
-            if session is None:
-                raise SessionNotFound(f"Session {session_id!r} does not exist.")
-            if expected_seq is not None and session.last_seq != expected_seq:
-                raise SessionConflict(
-                    f"Session {session_id!r} is at seq {session.last_seq}.",
-                    expected_seq=expected_seq,
-                    actual_seq=session.last_seq,
-                )
-            event = Event(
-                author="user",
-                invocation_id=new_invocation_id(invocation_prefix),
-                actions=actions.model_copy(deep=True),
-            )
-            try:
-                return await self.append_event(session, event, artifact_versions=artifact_versions)
-            except SessionConflict:
-                if expected_seq is not None:
-                    raise
-        raise SessionConflict("The session kept changing; retry later.")
+        event = Event(
+            author="user",
+            invocation_id=new_invocation_id(invocation_prefix),
+            actions=actions.model_copy(deep=True),
+        )
+        return await self.append_event(
+            session, event, artifact_versions=artifact_versions, blind=expected_seq is None
+        )
 
     async def update_state(
         self,
@@ -276,6 +275,26 @@ class StorageLimits:
             )
 
 
+def check_event_values(event: Event) -> None:
+    """Raise UnstorableValue naming the field if the event's free-form values cannot be stored.
+
+    State deltas, metadata, function call arguments and responses come from tools, callbacks and
+    models as arbitrary Python values; pydantic would serialise NaN as null (a silent change), so
+    they are checked before serialising. Typed fields are checked by the encoding that follows.
+    """
+    check_storable(event.actions.state_delta, ("actions", "stateDelta"))
+    if event.custom_metadata:
+        check_storable(event.custom_metadata, ("customMetadata",))
+    if event.content is None or not event.content.parts:
+        return
+    for index, part in enumerate(event.content.parts):
+        loc = ("content", "parts", index)
+        if part.function_call is not None and part.function_call.args:
+            check_storable(part.function_call.args, (*loc, "functionCall", "args"))
+        if part.function_response is not None and part.function_response.response:
+            check_storable(part.function_response.response, (*loc, "functionResponse", "response"))
+
+
 def prepare_event(
     event: Event, limits: StorageLimits | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -289,14 +308,18 @@ def prepare_event(
     temp = {k: v for k, v in delta.items() if k.startswith(State.TEMP_PREFIX)}
     if temp:
         event.actions.state_delta = persistable_delta(delta)
+    check_event_values(event)
     try:
         wire = event.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"seq"})
-        # A round trip through the JSON encoder catches NaN/Infinity the database would reject.
-        json.dumps(wire, allow_nan=False)
+        # Encoded as the database will hold it: what is still unstorable (a surrogate in a typed
+        # field) fails here, before any database work, and the size is the stored size.
+        encoded = json.dumps(
+            wire, allow_nan=False, ensure_ascii=False, separators=(",", ":")
+        ).encode()
     except (ValueError, TypeError, PydanticSerializationError) as exc:
         raise UnstorableValue(f"The event cannot be stored as JSON: {exc}") from exc
     if limits is not None:
-        size = len(json.dumps(wire, separators=(",", ":")))
+        size = len(encoded)
         if size > limits.max_event_bytes:
             raise EventTooLarge(
                 f"The event is {size} bytes as JSON; the limit is {limits.max_event_bytes}."

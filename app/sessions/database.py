@@ -41,7 +41,7 @@ from app.sessions.base import (
 from app.sessions.history_cache import HistoryCache
 from app.sessions.models import Event, Session
 from app.sessions.state import ScopedDelta, merge_state, split_delta
-from app.wire import validate_id
+from app.wire import check_storable, validate_id
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -84,6 +84,7 @@ class DatabaseSessionService(BaseSessionService):
         session_id = (
             uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
         )
+        check_storable(state or {}, ("state",))
         scoped = split_delta(state or {})
         self._limits.check_state(scoped.session)
         now = time.time()
@@ -280,6 +281,7 @@ class DatabaseSessionService(BaseSessionService):
         event: Event,
         *,
         artifact_versions: Sequence[NewArtifactVersion] = (),
+        blind: bool = False,
     ) -> Event:
         """Persist `event` with its deltas and artifact rows in one transaction."""
         if event.partial:
@@ -287,23 +289,30 @@ class DatabaseSessionService(BaseSessionService):
         wire, temp = prepare_event(event, self._limits)
         scoped = split_delta(wire["actions"].get("stateDelta", {}))
         expected = session.last_seq
-        seq = expected + 1
         now = time.time()
         key = session_key(session.app_name, session.user_id, session.id)
 
-        def unit(db: Db) -> tuple[int, float]:
-            sessions = SessionRepository(db)
-            claimed = sessions.claim_seq(key, expected=expected, seq=seq, now=now)
-            if claimed is None:
-                actual = sessions.last_seq(key)
-                if actual is None:
+        def claim(sessions: SessionRepository) -> tuple[int, dict[str, Any], float, int]:
+            if blind:
+                claimed = sessions.claim_next_seq(key, now=now)
+                if claimed is None:
                     raise SessionNotFound(f"Session {session.id!r} does not exist.")
-                raise SessionConflict(
-                    f"Session {session.id!r} is at seq {actual}, the writer expected {expected}.",
-                    expected_seq=expected,
-                    actual_seq=actual,
-                )
-            session_pk, stored_state, create_time = claimed
+                return claimed
+            found = sessions.claim_seq(key, expected=expected, seq=expected + 1, now=now)
+            if found is not None:
+                return (*found, expected + 1)
+            actual = sessions.last_seq(key)
+            if actual is None:
+                raise SessionNotFound(f"Session {session.id!r} does not exist.")
+            raise SessionConflict(
+                f"Session {session.id!r} is at seq {actual}, the writer expected {expected}.",
+                expected_seq=expected,
+                actual_seq=actual,
+            )
+
+        def unit(db: Db) -> tuple[int, float, int]:
+            sessions = SessionRepository(db)
+            session_pk, stored_state, create_time, seq = claim(sessions)
             sessions.insert_event(
                 {
                     "session_pk": session_pk,
@@ -332,20 +341,20 @@ class DatabaseSessionService(BaseSessionService):
                     versions=artifact_versions,
                     now=now,
                 )
-            return session_pk, create_time
+            return session_pk, create_time, seq
 
         try:
-            session_pk, create_time = await self._uow.write("append_event", unit)
+            session_pk, create_time, seq = await self._uow.write("append_event", unit)
         except DuplicateKey as exc:
             if artifact_versions:
                 raise ArtifactVersionConflict(
                     "An artifact version named by the event already exists."
                 ) from exc
             raise SessionConflict(
-                "Another writer appended the same seq.", expected_seq=expected, actual_seq=seq
+                "Another writer appended the same seq.", expected_seq=expected
             ) from exc
         except RejectedValue as exc:
-            raise UnstorableValue(f"The database rejected the event: {exc}") from exc
+            raise UnstorableValue("The database refused a value of the event.") from exc
         event.seq = seq
         self._history.extend((session_pk, create_time), event)
         apply_event_to_session(session, event, temp)

@@ -34,7 +34,7 @@ from app.sessions.base import (
 )
 from app.sessions.models import Event, Session
 from app.sessions.state import merge_state, split_delta
-from app.wire import validate_id
+from app.wire import check_storable, validate_id
 
 T = TypeVar("T")
 
@@ -112,6 +112,7 @@ class InMemorySessionService(BaseSessionService):
         session_id = (
             uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
         )
+        check_storable(state or {}, ("state",))
         scoped = split_delta(copy.deepcopy(state or {}))
         self._limits.check_state(scoped.session)
         with self._lock:
@@ -218,6 +219,7 @@ class InMemorySessionService(BaseSessionService):
         event: Event,
         *,
         artifact_versions: Sequence[NewArtifactVersion] = (),
+        blind: bool = False,
     ) -> Event:
         """Persist `event` with its deltas and artifact rows, all or nothing."""
         if event.partial:
@@ -228,7 +230,7 @@ class InMemorySessionService(BaseSessionService):
             stored = self._sessions.get((session.app_name, session.user_id, session.id))
             if stored is None:
                 raise SessionNotFound(f"Session {session.id!r} does not exist.")
-            if stored.last_seq != session.last_seq:
+            if not blind and stored.last_seq != session.last_seq:
                 raise SessionConflict(
                     f"Session {session.id!r} is at seq {stored.last_seq}.",
                     expected_seq=session.last_seq,

@@ -42,6 +42,12 @@ _CLAIM_SEQ = register(
     .values(last_seq=bindparam("v_seq"), update_time=bindparam("v_now"))
     .returning(_sessions.c.pk, _sessions.c.state, _sessions.c.create_time)
 )
+_CLAIM_NEXT_SEQ = register(
+    update(_sessions)
+    .where(*_by_key())
+    .values(last_seq=_sessions.c.last_seq + 1, update_time=bindparam("v_now"))
+    .returning(_sessions.c.pk, _sessions.c.state, _sessions.c.create_time, _sessions.c.last_seq)
+)
 _SET_STATE = register(
     update(_sessions).where(_sessions.c.pk == bindparam("k_pk")).values(state=bindparam("v_state"))
 )
@@ -178,6 +184,15 @@ class SessionRepository:
         params = {**key, "k_expected": expected, "v_seq": seq, "v_now": now}
         row = self._db.execute(_CLAIM_SEQ, params).first()
         return None if row is None else (row[0], row[1], row[2])
+
+    def claim_next_seq(
+        self, key: dict[str, str], *, now: float
+    ) -> tuple[int, dict[str, Any], float, int] | None:
+        """Move `last_seq` one up whatever it is (a write with no precondition; the row lock
+        orders concurrent writers); the session's (pk, state, create_time, new seq), or None if
+        it is gone."""
+        row = self._db.execute(_CLAIM_NEXT_SEQ, {**key, "v_now": now}).first()
+        return None if row is None else (row[0], row[1], row[2], row[3])
 
     def set_state(self, session_pk: int, state: dict[str, Any]) -> None:
         """Replace the session's own (unprefixed) state."""

@@ -1,6 +1,7 @@
 """The raw writer and reader sqlite3 connections of a fast-path engine, and units run on them."""
 
 import asyncio
+import contextlib
 import sqlite3
 import weakref
 from collections.abc import Callable
@@ -56,14 +57,15 @@ def _connections_of(db_engine: AsyncEngine) -> _SqliteConnections:
         path = db_engine.url.database
         assert path is not None
         found = _connections[sync_engine] = _SqliteConnections(sync_engine, path)
-
-        def _close(_engine: Engine) -> None:
-            connections = _connections.pop(sync_engine, None)
-            if connections is not None:
-                connections.close()
-
-        event.listen(sync_engine, "engine_disposed", _close)
+        if not event.contains(sync_engine, "engine_disposed", _close_on_dispose):
+            event.listen(sync_engine, "engine_disposed", _close_on_dispose)
     return found
+
+
+def _close_on_dispose(sync_engine: Engine) -> None:
+    connections = _connections.pop(sync_engine, None)
+    if connections is not None:
+        connections.close()
 
 
 async def run_write(db_engine: AsyncEngine, work: Callable[[FastConnection], T]) -> T:
@@ -75,11 +77,14 @@ async def run_write(db_engine: AsyncEngine, work: Callable[[FastConnection], T])
         try:
             result = work(writer)
             raw.commit()
-        except BaseException:
+        except BaseException as exc:
             # Also after a failed COMMIT: sqlite3 then leaves the transaction open, and the
             # next unit's BEGIN would fail on this connection.
-            if raw.in_transaction:
-                raw.rollback()
+            with contextlib.suppress(sqlite3.Error):
+                if raw.in_transaction:
+                    raw.rollback()
+            if _is_operational(exc):
+                _reopen_later(db_engine)
             raise
         return result
 
@@ -93,6 +98,26 @@ def run_read(db_engine: AsyncEngine, work: Callable[[FastConnection], T]) -> T:
         return work(reader)
     finally:
         raw.rollback()
+
+
+def _is_operational(exc: BaseException) -> bool:
+    # sqlite3's own (raised by BEGIN and COMMIT) or wrapped by the executor as SQLAlchemy does.
+    return isinstance(exc, sqlite3.OperationalError) or isinstance(
+        getattr(exc, "orig", None), sqlite3.OperationalError
+    )
+
+
+def _reopen_later(db_engine: AsyncEngine) -> None:
+    """Close the engine's raw connections; the next unit opens new ones.
+
+    A connection that failed to write (the file made read-only or immutable, the disk full, the
+    file replaced) can keep failing after the cause is gone, while a new connection writes: so
+    recovery needs no restart.
+    """
+    connections = _connections.pop(db_engine.sync_engine, None)
+    if connections is not None:
+        with contextlib.suppress(sqlite3.Error):
+            connections.close()
 
 
 async def _begin_immediate(raw: sqlite3.Connection) -> None:
