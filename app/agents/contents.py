@@ -33,6 +33,8 @@ class _Memo:
     last: Event
     count: int
     contents: list[types.Content]
+    #: Ids of function calls in `contents` that no later content answers.
+    open_calls: frozenset[str]
 
 
 _memo: OrderedDict[tuple[str, ...], _Memo] = OrderedDict()
@@ -48,7 +50,8 @@ def build_contents(
         last_user = max(
             (i for i, e in enumerate(visible) if e.author == "user"), default=len(visible)
         )
-        return [_content_for(e, agent_name) for e in visible[last_user:]]
+        contents = [_content_for(e, agent_name) for e in visible[last_user:]]
+        return _answered_only(contents, _track_calls(contents, set()))
     session = ctx.session
     key = (session.app_name, session.user_id, session.id, agent_name, ctx.branch or "")
     memo = _memo.get(key)
@@ -58,16 +61,51 @@ def build_contents(
         and events[0] is memo.first
         and events[memo.count - 1] is memo.last
     ):
-        contents = memo.contents + _convert(events[memo.count :], agent_name, ctx.branch)
+        new = _convert(events[memo.count :], agent_name, ctx.branch)
+        contents = memo.contents + new
+        open_calls = _track_calls(new, set(memo.open_calls))
     else:
         contents = _convert(events, agent_name, ctx.branch)
+        open_calls = _track_calls(contents, set())
     if events:
-        _memo[key] = _Memo(events[0], events[-1], len(events), contents)
+        _memo[key] = _Memo(events[0], events[-1], len(events), contents, frozenset(open_calls))
         _memo.move_to_end(key)
         while len(_memo) > MEMO_SIZE:
             _memo.popitem(last=False)
     # A copy: callbacks may edit the request's list, and the memo must not see that.
-    return list(contents)
+    return _answered_only(contents, open_calls)
+
+
+def _track_calls(contents: Sequence[types.Content], open_calls: set[str]) -> set[str]:
+    """`open_calls` updated with the calls `contents` make and the responses it holds."""
+    for content in contents:
+        for part in content.parts or ():
+            if part.function_call is not None and part.function_call.id:
+                open_calls.add(part.function_call.id)
+            elif part.function_response is not None and part.function_response.id:
+                open_calls.discard(part.function_response.id)
+    return open_calls
+
+
+def _answered_only(contents: list[types.Content], open_calls: set[str]) -> list[types.Content]:
+    """A copy of `contents` without the calls in `open_calls`.
+
+    Defence in depth: a call without its response (a run that died mid-tool before its calls
+    were answered) makes OpenAI and Anthropic reject the whole request, so it is never sent.
+    """
+    if not open_calls:
+        return list(contents)
+    kept: list[types.Content] = []
+    for content in contents:
+        parts = content.parts or []
+        rest = [
+            p for p in parts if p.function_call is None or p.function_call.id not in open_calls
+        ]
+        if len(rest) == len(parts):
+            kept.append(content)
+        elif rest:
+            kept.append(content.model_copy(update={"parts": rest}))
+    return kept
 
 
 def _visible(events: Sequence[Event], branch: str | None) -> list[Event]:

@@ -29,6 +29,7 @@ from app.memory.base import BaseMemoryService
 from app.plugins.base_plugin import BasePlugin
 from app.plugins.manager import PluginManager
 from app.sessions.base import BaseSessionService, NewArtifactVersion
+from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.in_memory import InMemorySessionService
 from app.sessions.models import Event, EventActions, NodeInfo, new_invocation_id
 
@@ -128,9 +129,8 @@ class Runner:
         except (GeneratorExit, asyncio.CancelledError):
             raise
         except Exception as exc:
-            error_event = await self._record_failure(ctx, agent, exc)
-            if error_event is not None:
-                yield error_event
+            for recorded in await self._record_failure(ctx, agent, exc):
+                yield recorded
             if isinstance(exc, AgentdError):
                 raise
             raise InvocationFailed(f"{type(exc).__name__}: {exc}") from exc
@@ -194,24 +194,37 @@ class Runner:
 
     async def _record_failure(
         self, ctx: InvocationContext, agent: BaseAgent, exc: Exception
-    ) -> Event | None:
+    ) -> list[Event]:
+        """Persist the answers to the calls left open and the error event; those persisted."""
         code = exc.type if isinstance(exc, AgentdError) else type(exc).__name__
+        message = str(exc) or type(exc).__name__
         event = Event(
             invocation_id=ctx.invocation_id,
             author=agent.name,
             error_code=code,
-            error_message=str(exc) or type(exc).__name__,
+            error_message=message,
             node_info=NodeInfo(path=f"{agent.name}@1"),
         )
         ctx.shared.pending_artifacts.clear()
+        own = (e for e in ctx.session.events if e.invocation_id == ctx.invocation_id)
+        answers = error_responses(
+            ctx.invocation_id, open_function_calls(own), {"type": code, "detail": message}
+        )
+        recorded: list[Event] = []
         try:
             # Blind: the failure is a fact whatever else was appended meanwhile, and a run that
-            # fails must end with its error event.
-            return await self.session_service.append_event(ctx.session, event, blind=True)
+            # fails must end with its error event. The calls the failed step left open are
+            # answered first, so the history stays valid for every model provider.
+            if answers is not None:
+                recorded.append(
+                    await self.session_service.append_event(ctx.session, answers, blind=True)
+                )
+            recorded.append(await self.session_service.append_event(ctx.session, event, blind=True))
         except AgentdError:
             # The session vanished or the database is down: the original error is what the
             # caller needs.
-            return None
+            pass
+        return recorded
 
     def _agent_to_run(self, ctx: InvocationContext) -> BaseAgent:
         """The agent that answered last, if the conversation was transferred to it (ADK)."""

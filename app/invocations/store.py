@@ -19,6 +19,8 @@ from app.db.uow import Db, UnitOfWork
 from app.errors import DuplicateKey, InvocationInterrupted, InvocationNotFound, SessionNotFound
 from app.invocations.models import Invocation, InvocationStatus, SessionRef
 from app.pagination import decode_page_token, encode_page_token
+from app.sessions.base import prepare_event
+from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.models import Event
 
 if TYPE_CHECKING:
@@ -191,11 +193,13 @@ class InvocationStore:
     ) -> Invocation | None:
         """Record the outcome, release the session lease; the final resource (None if gone)."""
 
+        now = time.time()
+
         def unit(db: Db) -> Any:
             repository = InvocationRepository(db)
-            row = repository.finish(
-                invocation_id, status=status.value, error=error, now=time.time()
-            )
+            row = repository.finish(invocation_id, status=status.value, error=error, now=now)
+            if error is not None and row is not None:
+                _answer_open_calls(db, invocation_id, session_pk, error, now)
             repository.release_lease(session_pk, invocation_id)
             return row
 
@@ -217,14 +221,20 @@ class InvocationStore:
         return _to_resource(row)
 
     async def reap(self) -> int:
-        """Mark live invocations whose owner stopped renewing them as interrupted."""
+        """Mark live invocations whose owner stopped renewing them as interrupted (answering
+        the function calls they left open); how many were marked."""
         error = InvocationInterrupted(
             "The server running the invocation stopped before it completed."
         ).marshal()
         now = time.time()
-        return await self._uow.write(
-            "reap", lambda db: InvocationRepository(db).reap(error=error, now=now)
-        )
+
+        def unit(db: Db) -> int:
+            reaped = InvocationRepository(db).reap(error=error, now=now)
+            for invocation_id, session_pk in reaped:
+                _answer_open_calls(db, invocation_id, session_pk, error, now)
+            return len(reaped)
+
+        return await self._uow.write("reap", unit)
 
     async def events(self, session_pk: int, invocation_id: str, after_seq: int) -> list[Event]:
         """The invocation's persisted events after `after_seq`, in order."""
@@ -234,6 +244,35 @@ class InvocationStore:
             )
         )
         return [Event.from_stored(seq, data) for seq, data in stored]
+
+
+def _answer_open_calls(
+    db: Db, invocation_id: str, session_pk: int, error: dict[str, Any], now: float
+) -> None:
+    """Inside the unit that ends an invocation without success: append one event answering each
+    function call it left open with the invocation's error, so the history stays a valid
+    call/response sequence for every model provider."""
+    sessions = SessionRepository(db)
+    stored = sessions.invocation_events(session_pk, invocation_id, after_seq=0)
+    calls = open_function_calls(Event.from_stored(seq, data) for seq, data in stored)
+    closing = error_responses(invocation_id, calls, error)
+    if closing is None:
+        return
+    wire, _ = prepare_event(closing)
+    seq = sessions.claim_next_seq_by_pk(session_pk, now=now)
+    if seq is None:  # the session was deleted
+        return
+    sessions.insert_event(
+        {
+            "session_pk": session_pk,
+            "seq": seq,
+            "id": closing.id,
+            "invocation_id": invocation_id,
+            "author": closing.author,
+            "timestamp": closing.timestamp,
+            "event": wire,
+        }
+    )
 
 
 def _acquire(db: Db, invocation_id: str, session_pk: int, owner: str, ttl: float) -> bool:

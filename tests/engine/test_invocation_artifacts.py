@@ -46,12 +46,18 @@ async def test_artifact_saved_in_a_failing_invocation_never_becomes_visible(
     assert await services.artifacts.list_names(SCOPE) == []
     stored = await services.sessions.get_session(app_name="app", user_id="u", session_id="s")
     assert stored is not None
-    # The user message, the model's call, then the typed error: no function-response event.
+    # The user message, the model's call, the call answered with the error (not with the
+    # tool's result: that step failed), then the typed error event.
     assert [(e.author, bool(e.get_function_responses()), e.error_code) for e in stored.events] == [
         ("user", False, None),
         ("agent", False, None),
+        ("agent", True, None),
         ("agent", False, "RuntimeError"),
     ]
+    (answer,) = stored.events[2].get_function_responses()
+    assert answer.name == "write_report"
+    assert answer.id == stored.events[1].get_function_calls()[0].id
+    assert answer.response == {"error": {"type": "RuntimeError", "detail": "after_tool failed"}}
     assert all(not e.actions.artifact_delta for e in stored.events)
 
 

@@ -95,6 +95,7 @@ _FAIL_EXPIRED = register(
     update(_invocations)
     .where(_IS_LIVE, _invocations.c.lease_expires_at < bindparam("k_now"))
     .values(status=_FAILED, error=bindparam("v_error"), end_time=bindparam("v_now"))
+    .returning(_invocations.c.id, _invocations.c.session_pk)
 )
 _DELETE_EXPIRED_LEASES = register(delete(_leases).where(_leases.c.expires_at < bindparam("k_now")))
 _GET = register(
@@ -219,11 +220,11 @@ class InvocationRepository:
         )
         return bool(self._db.execute(_CANCEL_REQUESTED, {"k_invocation": invocation_id}).scalar())
 
-    def reap(self, *, error: dict[str, Any], now: float) -> int:
+    def reap(self, *, error: dict[str, Any], now: float) -> list[tuple[str, int]]:
         """Mark live invocations whose expiry passed as failed with `error` and delete expired
-        leases (their sessions become usable again); how many invocations were marked."""
+        leases (their sessions become usable again); the (id, session_pk) of those marked."""
         params = {"k_now": now, "v_error": error, "v_now": now}
-        reaped = int(self._db.execute(_FAIL_EXPIRED, params).rowcount or 0)
+        reaped = [(str(r[0]), int(r[1])) for r in self._db.execute(_FAIL_EXPIRED, params).all()]
         self._db.execute(_DELETE_EXPIRED_LEASES, [{"k_now": now}])
         return reaped
 

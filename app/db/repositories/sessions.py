@@ -48,6 +48,12 @@ _CLAIM_NEXT_SEQ = register(
     .values(last_seq=_sessions.c.last_seq + 1, update_time=bindparam("v_now"))
     .returning(_sessions.c.pk, _sessions.c.state, _sessions.c.create_time, _sessions.c.last_seq)
 )
+_CLAIM_NEXT_SEQ_BY_PK = register(
+    update(_sessions)
+    .where(_sessions.c.pk == bindparam("k_pk"))
+    .values(last_seq=_sessions.c.last_seq + 1, update_time=bindparam("v_now"))
+    .returning(_sessions.c.last_seq)
+)
 _SET_STATE = register(
     update(_sessions).where(_sessions.c.pk == bindparam("k_pk")).values(state=bindparam("v_state"))
 )
@@ -193,6 +199,11 @@ class SessionRepository:
         it is gone."""
         row = self._db.execute(_CLAIM_NEXT_SEQ, {**key, "v_now": now}).first()
         return None if row is None else (row[0], row[1], row[2], row[3])
+
+    def claim_next_seq_by_pk(self, session_pk: int, *, now: float) -> int | None:
+        """`claim_next_seq` for a session known by its key; the new seq, None if it is gone."""
+        seq = self._db.execute(_CLAIM_NEXT_SEQ_BY_PK, {"k_pk": session_pk, "v_now": now}).scalar()
+        return None if seq is None else int(seq)
 
     def set_state(self, session_pk: int, state: dict[str, Any]) -> None:
         """Replace the session's own (unprefixed) state."""
