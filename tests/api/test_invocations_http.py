@@ -166,16 +166,22 @@ def test_cancel_stops_a_waiting_tool_and_the_session_stays_usable(
         assert cancelled.json()["status"] == "cancelled"
         assert cancelled.json()["error"]["type"] == "invocation-cancelled"
         events = _events(http, "s")
-        # The user's message and the model's call: no function response, nothing half-done.
+        # The user's message, the model's call, and the call answered with the cancellation
+        # (in the transaction that recorded it): nothing half-done, no call left open.
         assert [(e["author"], "functionCall" in json.dumps(e)) for e in events] == [
             ("user", False),
             ("gated_agent", True),
+            ("gated_agent", False),
         ]
+        (call,) = [p["functionCall"] for p in events[1]["content"]["parts"]]
+        (answer,) = [p["functionResponse"] for p in events[2]["content"]["parts"]]
+        assert (answer["id"], answer["name"]) == (call["id"], call["name"])
+        assert answer["response"]["error"]["type"] == "invocation-cancelled"
         env.open_gate("s")
         after = http.post(f"{APP}/s/invocations", json={"newMessage": MESSAGE, "mode": "wait"})
         assert after.status_code == 200, after.text
         assert after.json()["invocation"]["status"] == "completed"
-        assert [e["seq"] for e in _events(http, "s")] == [1, 2, 3, 4, 5, 6]
+        assert [e["seq"] for e in _events(http, "s")] == [1, 2, 3, 4, 5, 6, 7]
 
 
 def test_killed_server_leaves_an_interrupted_invocation_and_a_clean_prefix(env: Env) -> None:
@@ -192,8 +198,11 @@ def test_killed_server_leaves_an_interrupted_invocation_and_a_clean_prefix(env: 
             invocation = _invocation(http, "s", iid)
             assert invocation["error"]["type"] == "invocation-interrupted"
             events = _events(http, "s")
-            assert [e["seq"] for e in events] == [1, 2]
+            # The reaper answered the call the dead replica left open, with the interruption.
+            assert [e["seq"] for e in events] == [1, 2, 3]
             assert "functionCall" in json.dumps(events[1])
+            (answer,) = [p["functionResponse"] for p in events[2]["content"]["parts"]]
+            assert answer["response"]["error"]["type"] == "invocation-interrupted"
             env.open_gate("s")
             after = http.post(f"{APP}/s/invocations", json={"newMessage": MESSAGE, "mode": "wait"})
             assert after.status_code == 200, after.text
