@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -111,8 +112,17 @@ class CompareBench(Bench):
         return figures
 
     async def same_session(self, concurrency: int, user: str = "same") -> dict[str, Any]:
-        """`concurrency` simultaneous /run on one session: count each status code."""
-        await self.http.post(f"/apps/{self.app}/users/{user}/sessions", json={"sessionId": "one"})
+        """`concurrency` simultaneous /run on one session (agentd enqueues them: one at a time),
+        counting each status code, and for scale one /run alone (the median of five on a session
+        of its own): agentd's target is `concurrency` times one run plus 50 ms."""
+        base = f"/apps/{self.app}/users/{user}/sessions"
+        await self.http.post(base, json={"sessionId": "alone"})
+        alone = [
+            (await timed(self.http.post("/run", json=run_body(self.app, user, "alone", i))))[0]
+            for i in range(5)
+        ]
+        one_run_ms = statistics.median(alone) * 1000
+        await self.http.post(base, json={"sessionId": "one"})
         cpu_before = cpu_ms(self.pid)
         started = time.perf_counter()
         responses = await asyncio.gather(
@@ -121,12 +131,15 @@ class CompareBench(Bench):
                 for i in range(concurrency)
             )
         )
+        wall_ms = (time.perf_counter() - started) * 1000
         codes: dict[str, int] = {}
         for response in responses:
             codes[str(response.status_code)] = codes.get(str(response.status_code), 0) + 1
         return {
             "status_codes": codes,
-            "wall_ms": round((time.perf_counter() - started) * 1000, 1),
+            "wall_ms": round(wall_ms, 1),
+            "one_run_ms": round(one_run_ms, 1),
+            "target_ms": round(concurrency * one_run_ms + 50, 1),
             "server_cpu_ms": round(cpu_ms(self.pid) - cpu_before, 1),
         }
 
@@ -321,6 +334,9 @@ ROWS = [
     ("artifact_latest_fresh", "p50_ms"),
     ("artifact_latest_long", "errors"),
     ("artifact_latest_fresh", "errors"),
+    ("same_session_8", "wall_ms"),
+    ("same_session_8", "one_run_ms"),
+    ("same_session_8", "target_ms"),
     ("rss_mib", "after_warmup"),
     ("rss_mib", "after_run_c16"),
     ("rss_mib", "after_history"),

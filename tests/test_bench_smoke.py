@@ -27,6 +27,8 @@ def test_compare_benchmark_runs_the_agentd_side_and_prints_the_table() -> None:
     )
     figures = compare.run_agentd(args, auth=True)
     assert figures["same_session_8"]["status_codes"] == {"200": 8}
+    assert figures["same_session_8"]["wall_ms"] > 0
+    assert figures["same_session_8"]["target_ms"] > figures["same_session_8"]["one_run_ms"] > 0
     alternating = compare.run_alternating_creates(args, adk=False)
     assert set(alternating) == {"agentd", "agentd_auth_none"}
     assert alternating["agentd"]["requests"] == 2
@@ -35,6 +37,7 @@ def test_compare_benchmark_runs_the_agentd_side_and_prints_the_table() -> None:
     rendered = compare.table({"agentd": figures})
     assert "| run_c16 | req_per_s |" in rendered
     assert "| create_alternating | server_cpu_ms_per_req |" in rendered
+    assert "| same_session_8 | wall_ms |" in rendered
 
 
 def test_pages_benchmark_measures_both_sessions() -> None:

@@ -17,6 +17,7 @@ from app.observability.logging import (
 )
 from app.observability.metrics import (
     Metrics,
+    enqueue_woken,
     get_metrics,
     invocation_finished,
     invocation_started,
@@ -36,6 +37,7 @@ __all__ = [
     "Metrics",
     "bind_invocation",
     "configure_logging",
+    "enqueue_woken",
     "fastapi_telemetry",
     "get_metrics",
     "invocation_finished",

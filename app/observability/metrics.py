@@ -102,6 +102,14 @@ class Metrics:
             "Session leases this replica holds.",
             registry=self.registry,
         )
+        self.enqueue_wakeups = Counter(
+            "agentd_enqueue_wakeups_total",
+            "Times a queued run tried its busy session again, by what prompted it: release (a "
+            "run of this replica ended), notification (another replica's ended, PostgreSQL), "
+            "reconnect (notifications may have been missed), poll (nothing did in time).",
+            ["cause"],
+            registry=self.registry,
+        )
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Record one answered HTTP request."""
@@ -186,6 +194,12 @@ def lease_released() -> None:
     """Count one session lease fewer held by this replica."""
     if _current is not None:
         _current.session_leases_active.dec()
+
+
+def enqueue_woken(cause: str) -> None:
+    """Count a queued run trying its session again, prompted by `cause`."""
+    if _current is not None:
+        _current.enqueue_wakeups.labels(cause=cause).inc()
 
 
 @contextmanager
