@@ -5,14 +5,21 @@ The lease is what makes "one invocation at a time per session" hold across repli
 atomic upsert; a queued invocation may only try once it is the oldest live queued one of its
 session, so `enqueue` is first come, first served across replicas too. The statements live in
 `app.db.repositories.invocations`; this module decides which of them form one transaction and
-turns rows into resources.
+turns rows into resources. On PostgreSQL it also listens for other replicas' releases
+(`listen_for_free_sessions`), so the manager can wake the runs queued here.
 """
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from app.db.repositories.invocations import InvocationRepository
+from app.db.notifications import PostgresListener
+from app.db.repositories.invocations import (
+    SESSION_FREE_CHANNEL,
+    InvocationRepository,
+    parse_session_free,
+)
 from app.db.repositories.sessions import SessionRepository
 from app.db.tables.sessions import session_key
 from app.db.uow import Db, UnitOfWork
@@ -44,7 +51,9 @@ class InvocationStore:
     """Invocation rows and session leases."""
 
     def __init__(self, db_engine: "AsyncEngine") -> None:
+        self._db_engine = db_engine
         self._uow = UnitOfWork(db_engine)
+        self._listener: PostgresListener | None = None
 
     async def session_pk(self, ref: SessionRef) -> int:
         """The session's key, or SessionNotFound."""
@@ -244,6 +253,34 @@ class InvocationStore:
             )
         )
         return [Event.from_stored(seq, data) for seq, data in stored]
+
+    async def listen_for_free_sessions(
+        self, on_free: Callable[[int, str], None], *, on_connect: Callable[[], None]
+    ) -> None:
+        """On PostgreSQL, call `on_free(session_pk, owner)` each time any replica ends an
+        invocation (`owner` is that replica); elsewhere do nothing.
+
+        Args:
+            on_free: runs on the event loop for every notification; keep it short.
+            on_connect: runs whenever listening (re)starts: what was sent while the connection
+                was down is lost, so the caller should act as if every session may be free.
+        """
+        if self._uow.dialect != "postgresql" or self._listener is not None:
+            return
+
+        def deliver(payload: str) -> None:
+            on_free(*parse_session_free(payload))
+
+        self._listener = PostgresListener(
+            self._db_engine, SESSION_FREE_CHANNEL, on_notify=deliver, on_connect=on_connect
+        )
+        await self._listener.start()
+
+    async def stop_listening(self) -> None:
+        """Stop what `listen_for_free_sessions` started."""
+        if self._listener is not None:
+            await self._listener.stop()
+            self._listener = None
 
 
 def _answer_open_calls(

@@ -5,11 +5,15 @@ session repository, parameters are named `k_*` (keys in WHERE clauses) and `v_*`
 a session is addressed by the `session_key(...)` parameters (`k_app`, `k_user`, `k_id`); an
 invocation's own id is `k_invocation`. Status filters are spelled as `=` comparisons rather than
 `IN (...)`: an IN list is expanded per execution, which the fast path's precompiled plans cannot do.
+
+On PostgreSQL, ending an invocation (`release_lease`) also announces on `SESSION_FREE_CHANNEL`
+that its session may be free, so queued runs on other replicas try at once instead of at their
+next poll; the notification is delivered when the unit commits, never if it rolls back.
 """
 
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, bindparam, delete, insert, or_, select, update
+from sqlalchemy import String, Table, and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.db.sqlite import register
@@ -68,6 +72,22 @@ _RELEASE_LEASE = register(
     delete(_leases).where(
         _leases.c.session_pk == bindparam("k_pk"),
         _leases.c.invocation_id == bindparam("k_invocation"),
+    )
+)
+#: The PostgreSQL channel `release_lease` notifies; the payload is "<session_pk> <owner>", the
+#: owner being the replica whose invocation ended (`parse_session_free` reads it back).
+SESSION_FREE_CHANNEL = "agentd_session_free"
+# PostgreSQL only, so not registered with the SQLite fast path.
+_NOTIFY_SESSION_FREE = select(
+    func.pg_notify(
+        SESSION_FREE_CHANNEL,
+        func.concat(
+            bindparam("v_session", type_=String),
+            " ",
+            select(_invocations.c.owner)
+            .where(_invocations.c.id == bindparam("k_invocation"))
+            .scalar_subquery(),
+        ),
     )
 )
 _EXTEND_INVOCATION = register(
@@ -249,8 +269,22 @@ class InvocationRepository:
         return None if holder is None else str(holder)
 
     def release_lease(self, session_pk: int, invocation_id: str) -> None:
-        """Delete the session's lease if `invocation_id` holds it."""
+        """Delete the session's lease if `invocation_id` holds it; on PostgreSQL, notify.
+
+        The notification goes out even when `invocation_id` held no lease: a queued invocation
+        that ended (gave up, cancelled) may have been the one the others queued behind.
+        """
         self._db.execute(_RELEASE_LEASE, [{"k_pk": session_pk, "k_invocation": invocation_id}])
+        if self._db.dialect.name == "postgresql":
+            self._db.execute(
+                _NOTIFY_SESSION_FREE, {"v_session": str(session_pk), "k_invocation": invocation_id}
+            )
 
 
-__all__ = ["InvocationRepository"]
+def parse_session_free(payload: str) -> tuple[int, str]:
+    """The session key and the owner named by a `SESSION_FREE_CHANNEL` payload."""
+    session, _, owner = payload.partition(" ")
+    return int(session), owner
+
+
+__all__ = ["SESSION_FREE_CHANNEL", "InvocationRepository", "parse_session_free"]
