@@ -90,11 +90,19 @@ def check_storable(value: Any, loc: Loc) -> None:
 
 
 def unstorable(loc: Loc, reason: str) -> UnstorableValue:
-    """The 422 problem for a value at `loc`: `detail` names the field, `errors` as pydantic's."""
-    field = ".".join(str(part) for part in loc)
+    """The 422 problem for a value at `loc`: `detail` names the field, `errors` as pydantic's.
+
+    A key that is itself unstorable is named by its escapes (`\\ud800`), or the answer could
+    not be encoded either.
+    """
+    safe = [
+        part.encode("utf-8", "backslashreplace").decode() if isinstance(part, str) else part
+        for part in loc
+    ]
+    field = ".".join(str(part) for part in safe)
     return UnstorableValue(
         f"{field}: {reason}",
-        errors=[{"type": "unstorable_value", "loc": list(loc), "msg": reason}],
+        errors=[{"type": "unstorable_value", "loc": safe, "msg": reason}],
     )
 
 
