@@ -54,10 +54,11 @@ COPY agents ./agents
 COPY --chmod=0755 docker/entrypoint.sh ./docker/entrypoint.sh
 
 # Code stays root-owned (read-only for the service); only the data dir (SQLite file, local blobs,
-# the S3 store's upload spool) is the service's. Mount a volume there to keep local state.
+# the S3 store's upload spool) is the service's. Mount a volume there to keep local state: an empty
+# named volume starts as a copy of these folders, and agentd creates any missing one at startup.
 RUN python -m compileall -q app migrations agents \
-    && mkdir -p /app/data \
-    && chown agentd:agentd /app/data
+    && mkdir -p /app/data/blobs/tmp /app/data/blobs/sha256 /app/data/spool \
+    && chown -R agentd:agentd /app/data
 
 USER 10001:10001
 

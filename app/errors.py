@@ -340,6 +340,29 @@ class DatabaseUnavailable(ServiceUnavailable):
         )
 
 
+class ArtifactStorageUnavailable(ServiceUnavailable):
+    """Artifact bytes cannot be stored or read right now (blob folder not writable, S3 down or not
+    answering in time); retrying later may succeed. The store's own text (server paths, S3 errors)
+    is only logged."""
+
+    problem_type = "blob-store-unavailable"
+    default_title = "Blob store unavailable."
+
+    def __init__(self, detail: str | None = None, *, retry_after: int = 5) -> None:
+        super().__init__(
+            detail or "The blob store cannot be used right now. Retry later.",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
+class ArtifactStorageFull(AgentdError):
+    """The blob store has no space left for an artifact's bytes; nothing was stored."""
+
+    problem_type = "insufficient-storage"
+    status_code_ = 507
+    default_title = "Insufficient storage."
+
+
 class MissingStateKey(KeyError):
     """An instruction names a state key that is not set (and is not optional); a KeyError, as
     ADK raises, so agent code that catches KeyError keeps working."""
@@ -384,3 +407,7 @@ class BlobTooLarge(BlobStoreError):
 
 class BlobStoreUnavailable(BlobStoreError):
     """The backend cannot be reached or used (readiness failure, network or permission error)."""
+
+
+class BlobStoreFull(BlobStoreUnavailable):
+    """The backend has no space left (disk full, quota exceeded); nothing was stored."""

@@ -52,6 +52,20 @@ class Settings(BaseSettings):
     s3_endpoint_url: str | None = None
     s3_region: str | None = None
     s3_force_path_style: bool = False
+    s3_connect_timeout_seconds: float = Field(
+        default=3, gt=0, description="S3: how long to wait for a connection before giving up."
+    )
+    s3_read_timeout_seconds: float = Field(
+        default=10,
+        gt=0,
+        description="S3: how long to wait for each read of an answer before giving up.",
+    )
+    s3_max_attempts: int = Field(
+        default=2,
+        ge=1,
+        description="S3: tries per request, the first included, before answering 503 "
+        "(/readyz tries once).",
+    )
     max_invocation_seconds: float = Field(
         default=600, gt=0, description="An invocation running longer fails (invocation-timeout)."
     )

@@ -3,10 +3,11 @@
 from fastapi import APIRouter, Request
 
 from app import __version__
+from app.api.deps import SettingsDep
 from app.api.json_body import JsonRoute
 from app.api.schemas import HealthResponse, VersionResponse
 from app.artifacts.base import BaseArtifactService
-from app.errors import ServiceUnavailable
+from app.errors import DatabaseUnavailable
 from app.sessions.base import BaseSessionService
 
 router = APIRouter(route_class=JsonRoute, tags=["health"])
@@ -14,26 +15,32 @@ router = APIRouter(route_class=JsonRoute, tags=["health"])
 ADK_COMPATIBILITY = "2.13.0"
 
 
-@router.get("/health", summary="Liveness probe")
-async def health() -> HealthResponse:
-    """Always ok while the process serves requests."""
-    return HealthResponse(status="ok")
+@router.get("/health", summary="Liveness probe", response_model_exclude_none=True)
+async def health(settings: SettingsDep) -> HealthResponse:
+    """Always ok while the process serves requests; names the blob store backend."""
+    return HealthResponse(status="ok", blob_store=settings.blob_store)
 
 
 @router.get(
     "/readyz",
-    summary="Readiness probe (database and blob store reachable)",
-    responses={503: {"description": "A dependency is unreachable (service-unavailable)."}},
+    summary="Readiness probe (database answers, blob store writable)",
+    response_model_exclude_none=True,
+    responses={
+        503: {
+            "description": "A dependency cannot be used (database-unavailable, "
+            "blob-store-unavailable); see Retry-After."
+        }
+    },
 )
 async def readyz(request: Request) -> HealthResponse:
-    """Ready when the database answers and the blob store is reachable."""
+    """Ready when the database answers and the blob store takes a probe write."""
     sessions: BaseSessionService = request.app.state.session_service
     artifacts: BaseArtifactService = request.app.state.artifact_service
     try:
         await sessions.ping()
-    except Exception as exc:
-        raise ServiceUnavailable("The database is unreachable.") from exc
-    await artifacts.ping()  # ServiceUnavailable when the blob store is unreachable
+    except Exception as exc:  # a probe reports any failure as "not ready", whatever it was
+        raise DatabaseUnavailable("The database does not answer.") from exc
+    await artifacts.ping()  # blob-store-unavailable when the probe write or HEAD fails
     return HealthResponse(status="ready")
 
 

@@ -1,6 +1,6 @@
 """Request and response bodies of the HTTP API that are not domain wire models."""
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -47,6 +47,11 @@ class HealthResponse(WireModel):
     """Liveness / readiness answer."""
 
     status: str
+    blob_store: Literal["local", "s3", "memory"] | None = Field(
+        default=None,
+        description="`/health` only: where artifact bytes live (AGENTD_BLOB_STORE). `local` is one "
+        "folder: replicas must share it.",
+    )
 
 
 class VersionResponse(WireModel):

@@ -3,9 +3,12 @@
 Staging streams the bytes into the blob store first (content-addressed, so a retried or abandoned
 save leaves at most an orphan blob for `agentd gc`, never a visible version) and only then asks
 the subclass for a version number; the subclass keeps the versions (database rows, or dicts).
-Blob store failures become the problems clients see: too large (413) or unavailable (503).
+Blob store failures become the problems clients see: too large (413), no space left (507) or
+unavailable (503 `blob-store-unavailable` with Retry-After). What the store said (a server path,
+an errno, an S3 endpoint) is logged, never put in a problem.
 """
 
+import logging
 import time
 from abc import abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable
@@ -17,13 +20,18 @@ from app.artifacts.base import DEFAULT_MIME_TYPE, ArtifactScope, BaseArtifactSer
 from app.artifacts.blobstore import BlobInfo, BlobStore
 from app.artifacts.models import validate_artifact_name
 from app.errors import (
+    AgentdError,
+    ArtifactStorageFull,
+    ArtifactStorageUnavailable,
     ArtifactTooLarge,
     BlobNotFound,
-    BlobStoreUnavailable,
+    BlobStoreError,
+    BlobStoreFull,
     BlobTooLarge,
-    ServiceUnavailable,
 )
 from app.sessions.base import BaseSessionService, NewArtifactVersion
+
+logger = logging.getLogger("agentd.artifacts")
 
 
 class BlobBackedArtifactService(BaseArtifactService):
@@ -94,8 +102,8 @@ class BlobBackedArtifactService(BaseArtifactService):
             raise ArtifactTooLarge(
                 f"Artifacts are limited to {self.max_artifact_bytes} bytes."
             ) from exc
-        except BlobStoreUnavailable as exc:
-            raise ServiceUnavailable("The blob store is unreachable.") from exc
+        except BlobStoreError as exc:
+            raise _problem(exc, "The artifact was not stored.") from exc
 
     async def _staged(
         self,
@@ -123,10 +131,8 @@ class BlobBackedArtifactService(BaseArtifactService):
         """The whole blob (for JSON routes and the engine; raw routes stream instead)."""
         try:
             return await self.blob_store.read_bytes(blob_key)
-        except BlobNotFound as exc:  # a version without its blob: storage was tampered with
-            raise ServiceUnavailable("The artifact's bytes are missing from the store.") from exc
-        except BlobStoreUnavailable as exc:
-            raise ServiceUnavailable("The blob store is unreachable.") from exc
+        except BlobStoreError as exc:
+            raise _problem(exc, "The artifact's bytes cannot be read.") from exc
 
     async def open(
         self, blob_key: str, *, start: int = 0, end: int | None = None
@@ -134,12 +140,27 @@ class BlobBackedArtifactService(BaseArtifactService):
         """Stream bytes `start`..`end` (inclusive) of a blob."""
         try:
             return await self.blob_store.open_range(blob_key, start=start, end=end)
-        except (BlobNotFound, BlobStoreUnavailable) as exc:
-            raise ServiceUnavailable("The artifact's bytes are unavailable.") from exc
+        except BlobStoreError as exc:
+            raise _problem(exc, "The artifact's bytes cannot be read.") from exc
 
     async def ping(self) -> None:
-        """Raise ServiceUnavailable unless the blob store can be used (readiness)."""
+        """Raise ArtifactStorageUnavailable unless the blob store can be written (readiness)."""
         try:
             await self.blob_store.ping()
         except Exception as exc:  # a probe reports any failure as "not ready", whatever it was
-            raise ServiceUnavailable("The blob store is unreachable.") from exc
+            logger.warning("readiness: the blob store cannot be used: %s", exc)
+            raise ArtifactStorageUnavailable("The blob store cannot be used.") from exc
+
+
+def _problem(exc: BlobStoreError, outcome: str) -> AgentdError:
+    """The problem a client sees for a failed blob store call; the store's text goes to the log."""
+    if isinstance(exc, BlobStoreFull):
+        logger.error("the blob store is full: %s", exc)
+        return ArtifactStorageFull(f"The blob store has no space left. {outcome}")
+    if isinstance(exc, BlobNotFound):
+        # A version whose blob is not in this store: a local blob folder that replicas do not
+        # share (each sees only its own uploads), or a store tampered with.
+        logger.error("an artifact version names a missing blob: %s", exc)
+    else:
+        logger.warning("the blob store failed: %s", exc)
+    return ArtifactStorageUnavailable(f"The blob store cannot be used right now. {outcome}")

@@ -259,7 +259,7 @@ def test_body_over_the_limit_is_413(client: TestClient) -> None:
 
 
 def test_health_readiness_version_and_list_apps(client: TestClient) -> None:
-    assert client.get("/health").json() == {"status": "ok"}
+    assert client.get("/health").json() == {"status": "ok", "blobStore": "local"}
     assert client.get("/readyz").json() == {"status": "ready"}
     version = client.get("/version").json()
     assert version["version"]

@@ -34,7 +34,7 @@ MiB = 1024 * 1024
 MAX_ARTIFACT_BYTES = 1024 * 1024
 
 # Keeps boto3 away from real profiles, instance metadata and proxies while the server runs.
-_DUMMY_AWS_ENV = {
+DUMMY_AWS_ENV = {
     "AWS_ACCESS_KEY_ID": S3_ACCESS_KEY,
     "AWS_SECRET_ACCESS_KEY": S3_SECRET_KEY,
     "AWS_DEFAULT_REGION": S3_REGION,
@@ -73,7 +73,7 @@ class S3Server:
 def s3_server() -> Iterator[S3Server]:
     """Start moto's S3 server on a free loopback port with one bucket; fail if it cannot start."""
     with pytest.MonkeyPatch.context() as patch:
-        for name, value in _DUMMY_AWS_ENV.items():
+        for name, value in DUMMY_AWS_ENV.items():
             patch.setenv(name, value)
         patch.delenv("AWS_PROFILE", raising=False)
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

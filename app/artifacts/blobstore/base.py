@@ -14,6 +14,7 @@ hashing runs in the same worker thread as the file writes without blocking the e
 """
 
 import abc
+import errno
 import hashlib
 import re
 from collections.abc import AsyncIterable, AsyncIterator
@@ -23,7 +24,13 @@ from typing import IO
 
 import anyio.to_thread
 
-from app.errors import BlobNotFound, BlobStoreError, BlobStoreUnavailable, BlobTooLarge
+from app.errors import (
+    BlobNotFound,
+    BlobStoreError,
+    BlobStoreFull,
+    BlobStoreUnavailable,
+    BlobTooLarge,
+)
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -31,6 +38,7 @@ __all__ = [
     "BlobNotFound",
     "BlobStore",
     "BlobStoreError",
+    "BlobStoreFull",
     "BlobStoreUnavailable",
     "BlobTooLarge",
     "check_key",
@@ -39,6 +47,7 @@ __all__ = [
     "check_range",
     "content_key",
     "is_key",
+    "os_failure",
     "range_stop",
     "spool_hashed",
 ]
@@ -47,6 +56,9 @@ DEFAULT_CHUNK_SIZE = 64 * 1024
 # Chunks arriving from the network are small; batching them into ~1 MiB writes keeps the number of
 # worker-thread hops low while memory stays bounded by this plus one incoming chunk.
 _SPOOL_BATCH_SIZE = 1024 * 1024
+
+# Out of space on the disk or in the user's quota: the store is full, not broken (507, not 503).
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 _KEY_RE = re.compile(r"sha256/([0-9a-f]{2})/([0-9a-f]{2})/\1\2[0-9a-f]{60}")
 _HEX_RE = re.compile(r"[0-9a-f]{64}")
@@ -93,6 +105,14 @@ def check_range(start: int, end: int | None, chunk_size: int) -> None:
 def range_stop(end: int | None, total: int) -> int:
     """The exclusive stop offset of a read up to `end` (inclusive) of a blob of `total` bytes."""
     return total if end is None else min(end + 1, total)
+
+
+def os_failure(exc: OSError, what: str) -> BlobStoreUnavailable:
+    """The store error for a failed filesystem call: BlobStoreFull when out of space, else
+    BlobStoreUnavailable (read-only, permission denied, I/O error: the folder cannot be used)."""
+    if exc.errno in _FULL_ERRNOS:
+        return BlobStoreFull(f"{what}: {exc}")
+    return BlobStoreUnavailable(f"{what}: {exc}")
 
 
 def check_older_than(older_than: datetime | None) -> None:
@@ -146,7 +166,9 @@ class BlobStore(abc.ABC):
     """Port for immutable, content-addressed blobs; the artifact service's only way to bytes.
 
     Every method that takes a key raises ValueError for a key this store could not have produced.
-    A failure of the backend itself (disk full, access denied, unreachable) raises BlobStoreError.
+    A failure of the backend itself raises BlobStoreError: BlobStoreUnavailable when it cannot be
+    reached or used (access denied, read-only, unreachable, timed out), BlobStoreFull when it has no
+    space left. Their messages may name server paths and endpoints: for logs, not for clients.
     Putting bytes that are already stored is cheap and refreshes the blob's last-modified time, so a
     garbage collector with a grace period does not remove a blob a new version is about to name.
     """
@@ -216,8 +238,20 @@ class BlobStore(abc.ABC):
         """
 
     @abc.abstractmethod
+    def prepare(self) -> None:
+        """Create the local folders the store writes to; called once at startup (blocking).
+
+        Raises BlobStoreUnavailable if they cannot be created; the store creates them again on
+        first use, so a folder that becomes writable later needs no restart.
+        """
+
+    @abc.abstractmethod
     async def ping(self) -> None:
-        """Raise BlobStoreUnavailable unless the store can be used (readiness probe)."""
+        """Raise BlobStoreUnavailable unless the store can be used (readiness probe).
+
+        It exercises the write path (a probe file where uploads are written or staged), not
+        only reachability, so a store that would refuse every upload is not ready.
+        """
 
     @abc.abstractmethod
     async def aclose(self) -> None:

@@ -97,6 +97,9 @@ class InMemoryBlobStore(BlobStore):
             if older_than is None or blob.modified < older_than:
                 yield key
 
+    def prepare(self) -> None:
+        """Nothing to create: no folders."""
+
     async def ping(self) -> None:
         """Always succeeds: the store is this process."""
 

@@ -5,10 +5,16 @@ progress. An upload is written to a temp file in ``tmp/`` (same filesystem), fsy
 renamed over its final name with `os.replace`, so a reader never sees a partial blob and a crash
 leaves at most a stray temp file. Blocking file calls run in anyio worker threads, one chunk at a
 time; anyio rather than asyncio.to_thread because Starlette runs on anyio and shares its thread
-limiter. Directories are created on first use.
+limiter.
+
+`prepare()` creates ``tmp/`` and ``sha256/`` at startup, and every write creates the folders it
+needs again, so a folder that was missing, read-only or full works as soon as it is fixed, without
+a restart. Every failing filesystem call becomes BlobStoreUnavailable (BlobStoreFull when out of
+space) carrying the OS error and path for the log; the artifact service shows clients neither.
 """
 
 import hashlib
+import logging
 import os
 import tempfile
 from collections.abc import AsyncIterable, AsyncIterator, Callable
@@ -28,10 +34,13 @@ from app.artifacts.blobstore.base import (
     check_range,
     content_key,
     is_key,
+    os_failure,
     range_stop,
     spool_hashed,
 )
-from app.errors import BlobNotFound, BlobStoreError, BlobStoreUnavailable
+from app.errors import BlobNotFound, BlobStoreError
+
+logger = logging.getLogger("agentd.artifacts")
 
 __all__ = ["LocalBlobStore"]
 
@@ -45,6 +54,7 @@ class LocalBlobStore(BlobStore):
     def __init__(self, root: Path) -> None:
         self._root = Path(root).absolute()
         self._tmp = self._root / "tmp"
+        self._blobs = self._root / "sha256"
 
     @property
     def root(self) -> Path:
@@ -57,15 +67,23 @@ class LocalBlobStore(BlobStore):
         """Stream `chunks` to a temp file, then move it under its content key."""
         tmp_path, sink = await _run(self._new_temp)
         try:
-            with sink:
-                sha256, size = await spool_hashed(chunks, sink, max_bytes=max_bytes)
-                await _run(_fsync_file, sink)
+            try:
+                with sink:
+                    sha256, size = await spool_hashed(chunks, sink, max_bytes=max_bytes)
+                    await _run(_fsync_file, sink)
+            except OSError as exc:  # spool_hashed writes in its own worker thread; close flushes
+                raise os_failure(exc, "writing to the blob folder failed") from exc
             key = content_key(sha256)
             await _run(self._commit, tmp_path, self._path(key))
         except BaseException:
-            # Shielded: the upload may have been cancelled, and the temp file must still go.
+            # Shielded: the upload may have been cancelled, and the temp file must still go. If
+            # the folder refuses that too, the stray file is only logged: the upload's own error
+            # is what the caller needs.
             with anyio.CancelScope(shield=True):
-                await _run(_unlink, tmp_path)
+                try:
+                    await _run(_unlink, tmp_path)
+                except BlobStoreError as cleanup:
+                    logger.warning("leaving a temp file behind: %s", cleanup)
             raise
         return BlobInfo(key=key, sha256=sha256, size=size)
 
@@ -128,19 +146,24 @@ class LocalBlobStore(BlobStore):
         """Yield stored keys, optionally only those last modified before `older_than`."""
         check_older_than(older_than)
         cutoff = None if older_than is None else older_than.timestamp()
-        blobs_dir = self._root / "sha256"
+        blobs_dir = self._blobs
         # One worker-thread hop per first-level fan-out directory keeps memory bounded by
         # 1/256 of the store instead of materialising every key at once.
         for first in await _run(_subdirs, blobs_dir):
             for key in await _run(_scan_fanout, blobs_dir / first, cutoff):
                 yield key
 
-    async def ping(self) -> None:
-        """Raise BlobStoreUnavailable unless the root exists (or can be created) and is writable."""
+    def prepare(self) -> None:
+        """Create the root with its ``tmp/`` and ``sha256/`` folders."""
         try:
-            await anyio.to_thread.run_sync(self._check_writable)
+            self._tmp.mkdir(parents=True, exist_ok=True)
+            self._blobs.mkdir(exist_ok=True)
         except OSError as exc:
-            raise BlobStoreUnavailable(f"blob folder {self._root} is not usable: {exc}") from exc
+            raise os_failure(exc, "creating the blob folder failed") from exc
+
+    async def ping(self) -> None:
+        """Raise BlobStoreUnavailable unless a probe file can be written where uploads go."""
+        await _run(self._probe_write)
 
     async def aclose(self) -> None:
         """Nothing to release: every call opens and closes its own files."""
@@ -155,10 +178,10 @@ class LocalBlobStore(BlobStore):
             raise BlobNotFound(key)
         return size
 
-    def _new_temp(self) -> tuple[Path, BinaryIO]:
+    def _new_temp(self, prefix: str = "upload-") -> tuple[Path, BinaryIO]:
         self._tmp.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=self._tmp, prefix="upload-", suffix=".part")
-        return Path(name), open(fd, "wb")  # closed by put_stream
+        fd, name = tempfile.mkstemp(dir=self._tmp, prefix=prefix, suffix=".part")
+        return Path(name), open(fd, "wb")  # closed by the caller
 
     def _commit(self, tmp_path: Path, final: Path) -> None:
         try:
@@ -171,10 +194,19 @@ class LocalBlobStore(BlobStore):
         else:
             tmp_path.unlink()
 
-    def _check_writable(self) -> None:
-        self._root.mkdir(parents=True, exist_ok=True)
-        if not os.access(self._root, os.W_OK | os.X_OK):
-            raise PermissionError(f"no write access to {self._root}")
+    def _probe_write(self) -> None:
+        # The start of every upload (a temp file in tmp/, written and synced), then the place it
+        # is renamed into: what a read-only, full or vanished folder refuses.
+        tmp_path, sink = self._new_temp(prefix="readyz-")
+        try:
+            with sink:
+                sink.write(b"readyz")
+                _fsync_file(sink)
+        finally:
+            tmp_path.unlink(missing_ok=True)
+        self._blobs.mkdir(exist_ok=True)
+        if not os.access(self._blobs, os.W_OK | os.X_OK):
+            raise PermissionError(f"no write access to {self._blobs}")
 
 
 async def _run(func: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
@@ -186,7 +218,7 @@ async def _run(func: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _
     try:
         return await anyio.to_thread.run_sync(call)
     except OSError as exc:
-        raise BlobStoreError(f"blob folder operation failed: {exc}") from exc
+        raise os_failure(exc, "blob folder operation failed") from exc
 
 
 async def _read_range(

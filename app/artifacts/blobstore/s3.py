@@ -12,8 +12,15 @@ upload completes, so nothing partial is ever seen under a key. If the object alr
 upload is skipped and the object is copied onto itself to refresh its LastModified (the garbage
 collector's grace period); on a versioned bucket that copy leaves a noncurrent version, so expire
 those with a lifecycle rule (blobs are immutable, versioning buys nothing here).
+
+Every request is bounded: `connect_timeout` and `read_timeout` cap each wait on the socket and
+`max_attempts` the tries, so an S3 that accepts connections but never answers costs a request at
+most about attempts x (connect + read) seconds before it fails as BlobStoreUnavailable (a 503);
+the readiness probe tries once. The spool folder is created at startup (`prepare`) and again when
+it has gone missing, and the probe writes a spool file, since every upload starts there.
 """
 
+import contextlib
 import tempfile
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from datetime import datetime
@@ -37,6 +44,7 @@ from app.artifacts.blobstore.base import (
     check_range,
     content_key,
     is_key,
+    os_failure,
     range_stop,
     spool_hashed,
 )
@@ -74,8 +82,9 @@ class S3BlobStore(BlobStore):
         secret_access_key: str | None = None,
         session_token: str | None = None,
         force_path_style: bool = False,
-        connect_timeout: float = 5.0,
-        read_timeout: float = 60.0,
+        connect_timeout: float = 3.0,
+        read_timeout: float = 10.0,
+        max_attempts: int = 2,
         max_pool_connections: int = 10,
         multipart_threshold: int = 64 * _MiB,
         multipart_chunksize: int = 16 * _MiB,
@@ -93,6 +102,9 @@ class S3BlobStore(BlobStore):
                 credential chain (env, profile, instance role).
             force_path_style: address buckets as ``endpoint/bucket`` (MinIO and most
                 self-hosted stores) instead of ``bucket.endpoint``.
+            connect_timeout: seconds to wait for a connection to S3.
+            read_timeout: seconds to wait for each read of an answer (not for a whole transfer).
+            max_attempts: tries per request, the first included (retries back off with jitter).
             spool_dir: where uploads are staged before they are sent; None is the system temp
                 dir. It needs room for the largest concurrent uploads.
         """
@@ -110,7 +122,7 @@ class S3BlobStore(BlobStore):
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
             max_pool_connections=max_pool_connections,
-            retries={"mode": "standard"},
+            retries={"mode": "standard", "total_max_attempts": max_attempts},
             s3={"addressing_style": "path" if force_path_style else "auto"},
             # Newer botocore adds CRC checksums to every request by default, which several
             # S3-compatible servers reject; send and check them only where S3 requires them.
@@ -118,6 +130,12 @@ class S3BlobStore(BlobStore):
             response_checksum_validation="when_required",
         )
         self._client: S3Client = session.client("s3", endpoint_url=endpoint_url, config=config)
+        # A readiness probe answers soon rather than retrying: the next probe is the retry.
+        self._probe_client: S3Client = session.client(
+            "s3",
+            endpoint_url=endpoint_url,
+            config=config.merge(Config(retries={"mode": "standard", "total_max_attempts": 1})),
+        )
         self._transfer = TransferConfig(
             multipart_threshold=multipart_threshold,
             multipart_chunksize=multipart_chunksize,
@@ -138,10 +156,13 @@ class S3BlobStore(BlobStore):
         self, chunks: AsyncIterable[bytes], *, max_bytes: int | None = None
     ) -> BlobInfo:
         """Spool `chunks` to disk while hashing, then upload unless the object already exists."""
-        spool = await anyio.to_thread.run_sync(self._new_spool)
+        spool = await self._spool_call(self._new_spool)
         try:
-            sha256, size = await spool_hashed(chunks, spool, max_bytes=max_bytes)
-            await anyio.to_thread.run_sync(spool.flush)
+            try:
+                sha256, size = await spool_hashed(chunks, spool, max_bytes=max_bytes)
+                await anyio.to_thread.run_sync(spool.flush)
+            except OSError as exc:
+                raise os_failure(exc, "writing to the upload spool failed") from exc
             key = content_key(sha256)
             name = self._object_name(key)
             if not await self._refresh_if_exists(name):
@@ -155,8 +176,9 @@ class S3BlobStore(BlobStore):
                     )
                 )
         finally:
-            # Shielded: a cancelled upload must still delete its spool file.
-            with anyio.CancelScope(shield=True):
+            # Shielded: a cancelled upload must still delete its spool file. Closing flushes what
+            # is left; after a failed write that fails again, and the first error is the one.
+            with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
                 await anyio.to_thread.run_sync(spool.close)
         return BlobInfo(key=key, sha256=sha256, size=size)
 
@@ -206,23 +228,53 @@ class S3BlobStore(BlobStore):
                     continue
                 yield key
 
+    def prepare(self) -> None:
+        """Create the spool folder uploads are staged in."""
+        if self._spool_dir is not None:
+            try:
+                self._spool_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise os_failure(exc, "creating the upload spool folder failed") from exc
+
     async def ping(self) -> None:
-        """Raise BlobStoreUnavailable unless the bucket answers a HEAD request."""
+        """Raise BlobStoreUnavailable unless a spool file can be written and the bucket answers
+        a HEAD request (one try, bounded by the timeouts)."""
+        await self._spool_call(self._probe_spool)
         try:
-            await self._call(lambda: self._client.head_bucket(Bucket=self._bucket))
+            await self._call(lambda: self._probe_client.head_bucket(Bucket=self._bucket))
         except (BlobStoreError, _Missing) as exc:
-            raise BlobStoreUnavailable(f"bucket {self._bucket!r} is not reachable") from exc
+            raise BlobStoreUnavailable(f"bucket {self._bucket!r} is not usable: {exc}") from exc
 
     async def aclose(self) -> None:
-        """Close the client's connection pool."""
+        """Close the clients' connection pools."""
         await anyio.to_thread.run_sync(self._client.close)
+        await anyio.to_thread.run_sync(self._probe_client.close)
 
     def _object_name(self, key: str) -> str:
         return f"{self._prefix}{check_key(key)}"
 
-    def _new_spool(self) -> "tempfile._TemporaryFileWrapper[bytes]":
+    def _new_spool(self, prefix: str = "agentd-upload-") -> "tempfile._TemporaryFileWrapper[bytes]":
         # Deleted on close, including when the upload fails or is cancelled.
-        return tempfile.NamedTemporaryFile(dir=self._spool_dir, prefix="agentd-upload-")
+        try:
+            return tempfile.NamedTemporaryFile(dir=self._spool_dir, prefix=prefix)
+        except FileNotFoundError:
+            if self._spool_dir is None:
+                raise
+            # Removed while running (a temp cleaner, an emptied volume): make it again.
+            self._spool_dir.mkdir(parents=True, exist_ok=True)
+            return tempfile.NamedTemporaryFile(dir=self._spool_dir, prefix=prefix)
+
+    def _probe_spool(self) -> None:
+        with self._new_spool(prefix="agentd-readyz-") as probe:
+            probe.write(b"readyz")
+            probe.flush()
+
+    async def _spool_call(self, func: Callable[[], _T]) -> _T:
+        """Run a blocking spool-folder call in a worker thread; OS failures become store errors."""
+        try:
+            return await anyio.to_thread.run_sync(func)
+        except OSError as exc:
+            raise os_failure(exc, "the upload spool folder cannot be used") from exc
 
     async def _size(self, name: str, key: str) -> int:
         try:
