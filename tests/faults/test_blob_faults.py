@@ -244,6 +244,7 @@ def test_s3_store_on_a_fresh_data_folder_stores_uploads_and_readyz_probes_the_sp
         spool.chmod(0o555)
         assert_unavailable(http.get("/readyz"), str(spool))
         assert_unavailable(upload(http, b"refused"), str(spool))
+        assert_run_refused(http.post("/run", json=run_body()), str(spool))
         spool.chmod(0o755)
         assert http.get("/readyz").status_code == 200
         assert upload(http, b"second").status_code == 201
@@ -253,6 +254,7 @@ def test_s3_store_on_a_fresh_data_folder_stores_uploads_and_readyz_probes_the_sp
         assert upload(http, b"third").status_code == 201
         assert http.get("/readyz").status_code == 200
 
+        assert http.get(f"{ARTIFACTS}/doc.bin/versions").json() == [0, 1, 2]
         assert_versions_readable(http, tmp_path)
     assert_s3_holds_every_version(tmp_path, moto, env["AGENTD_S3_PREFIX"])
 
@@ -363,6 +365,9 @@ def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A 1 MiB tmpfs to hold the blob folder; skipped where mounting is not allowed."""
     mount_point = tmp_path / "small-disk"
     mount_point.mkdir()
+    fallback = "ENOSPC is tested at the store level with /dev/full instead"
+    if shutil.which("mount") is None:
+        pytest.skip(f"no mount command here; {fallback}")
     mounted = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs", str(mount_point)],
         capture_output=True,
@@ -370,10 +375,7 @@ def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
         check=False,
     )
     if mounted.returncode != 0:
-        pytest.skip(
-            "cannot mount a tmpfs here (needs CAP_SYS_ADMIN); the mapping of ENOSPC is tested "
-            f"at the store level with /dev/full instead: {mounted.stderr.strip()}"
-        )
+        pytest.skip(f"cannot mount a tmpfs (needs CAP_SYS_ADMIN); {fallback}: {mounted.stderr}")
     try:
         yield mount_point
     finally:
