@@ -45,6 +45,8 @@ class PostgresServer:
     root: Path
     port: int
     bin_dir: Path
+    #: The `postgres` command-line options it was started with, for `start()` after `stop_fast()`.
+    options: str = ""
 
     def url(self, database: str = "postgres") -> str:
         """SQLAlchemy asyncpg URL of `database`."""
@@ -79,6 +81,26 @@ class PostgresServer:
         suffix = f" TEMPLATE {template}" if template else ""
         self.psql(f'CREATE DATABASE "{name}"{suffix}')
         return self.url(name)
+
+    def stop_fast(self) -> None:
+        """`pg_ctl stop -m fast`: end every session, shut down cleanly, keep the data dir."""
+        self._pg_ctl("-m", "fast", "stop")
+
+    def start(self) -> None:
+        """Start the cluster again on its port and data dir (after `stop_fast`)."""
+        self._pg_ctl("-l", str(self.root / "server.log"), "-o", self.options, "start")
+
+    def _pg_ctl(self, *args: str) -> None:
+        data = str(self.root / "data")
+        command = [str(self.bin_dir / "pg_ctl"), "-D", data, "-w", "-t", "60", *args]
+        try:
+            _run_as_owner(command)
+        except subprocess.CalledProcessError as exc:
+            log = self.root / "server.log"
+            server_log = log.read_text() if log.exists() else ""
+            raise RuntimeError(
+                f"pg_ctl {' '.join(args)} failed: {exc.stderr or exc.stdout}\n{server_log}"
+            ) from exc
 
     def stop(self) -> None:
         """Stop the server immediately and remove its files."""
@@ -152,4 +174,4 @@ def start_postgres() -> PostgresServer:
         raise RuntimeError(
             f"PostgreSQL failed to start: {exc.stderr or exc.stdout}\n{server_log}"
         ) from exc
-    return PostgresServer(root=root, port=port, bin_dir=bin_dir)
+    return PostgresServer(root=root, port=port, bin_dir=bin_dir, options=options)
