@@ -43,12 +43,16 @@ class StoredProblem(AgentdError):
         extras = {
             k: v for k, v in problem.items() if k not in {"type", "title", "detail", "status"}
         }
+        status = int(problem.get("status") or 500)
+        # Headers are not stored with a problem; a stored 503 still tells when to retry.
+        headers = {"Retry-After": str(problem.get("retryAfter", 1))} if status == 503 else None
         rfc9457.Problem.__init__(
             self,
             str(problem.get("title") or "Error."),
             type_=str(problem.get("type") or "internal-error"),
             detail=problem.get("detail"),
-            status=int(problem.get("status") or 500),
+            status=status,
+            headers=headers,
             **extras,
         )
 
@@ -335,7 +339,7 @@ class DatabaseUnavailable(ServiceUnavailable):
 
     def __init__(self, detail: str | None = None, *, retry_after: int = 1) -> None:
         super().__init__(
-            detail or "The database cannot be reached right now; nothing was written. Retry later.",
+            detail or "The database cannot be reached right now. Retry later.",
             headers={"Retry-After": str(retry_after)},
         )
 

@@ -22,7 +22,7 @@ from app.api.deps import (
 )
 from app.api.json_body import JsonRoute
 from app.api.schemas import CreateSessionRequest, EventPageResponse, UpdateSessionRequest
-from app.errors import InvalidRequest, SessionNotFound
+from app.errors import DatabaseUnavailable, InvalidRequest, SessionNotFound
 from app.sessions.base import GetSessionConfig
 from app.sessions.models import Session
 from app.wire import MAX_SEQ
@@ -192,14 +192,21 @@ async def update_session(
 ) -> Session:
     """Record `stateDelta` as a user event; `If-Match: "<seq>"` makes it conditional."""
     principal.check_state_delta(body.state_delta)
-    await sessions.update_state(
+    written = await sessions.apply_state_delta(
         app_name=app.name,
         user_id=user_id,
         session_id=session_id,
         state_delta=body.state_delta,
         expected_seq=_parse_if_match(if_match),
     )
-    session = await sessions.get_session(app_name=app.name, user_id=user_id, session_id=session_id)
+    try:
+        session = await sessions.get_session(
+            app_name=app.name, user_id=user_id, session_id=session_id
+        )
+    except DatabaseUnavailable:
+        # The write committed; a 5xx now would tell the client it did not. Answer with the
+        # session as the write saw it (its new event only) rather than fail the read-back.
+        session = written
     if session is None:  # deleted right after our write
         raise SessionNotFound(f"Session {session_id!r} does not exist.")
     response.headers["ETag"] = _etag(session)

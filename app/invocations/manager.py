@@ -5,7 +5,11 @@ asyncio task of this process that keeps going when its client disconnects (unles
 asked `onDisconnect: cancel`). While it runs the task renews its session lease and polls for a
 cancel request (which may come through another replica), so:
 - `reject` takes the lease before answering (409 `session-busy` if taken); `enqueue` waits, first
-  come first served across replicas, up to AGENTD_ENQUEUE_TIMEOUT_SECONDS;
+  come first served across replicas, up to AGENTD_ENQUEUE_TIMEOUT_SECONDS. A waiting run is not
+  polling on a timer: it stands in line (`app.invocations.wakeup`) and tries again the moment a
+  run of its session ends here, or on another replica (PostgreSQL's NOTIFY, through the store);
+  a poll every ENQUEUE_POLL_SECONDS remains for what no one announces (a lost notification,
+  another process on the same SQLite file, a lease the reaper freed);
 - cancelling interrupts the run at its next await; an event being committed at that moment
   finishes committing first (see Runner), so nothing is ever half-written;
 - a replica that dies stops renewing; the reaper (every replica, at start and periodically) marks
@@ -51,9 +55,11 @@ from app.invocations.models import (
 from app.invocations.registry import AppRegistry
 from app.invocations.runner import Runner
 from app.invocations.store import InvocationStore, StoredInvocation
+from app.invocations.wakeup import SessionWaiters
 from app.memory.base import BaseMemoryService
 from app.observability.logging import bind_invocation
 from app.observability.metrics import (
+    enqueue_woken,
     invocation_finished,
     invocation_started,
     lease_acquired,
@@ -67,6 +73,10 @@ logger = logging.getLogger("agentd.invocations")
 
 #: How often a follower of a run on another replica polls for new events.
 REMOTE_POLL_SECONDS = 0.25
+#: How often a queued run tries its session when nothing woke it. Wake-ups do the real work, so
+#: this only bounds the delay when one is missing (see the module docstring): 250 ms halves the
+#: old backoff's 500 ms worst case, and costs a waiting run 4 small write transactions a second.
+ENQUEUE_POLL_SECONDS = 0.25
 
 
 @dataclass
@@ -76,6 +86,8 @@ class LocalRun:
     invocation_id: str
     session_pk: int
     channel: RunChannel
+    #: The invocation's create time: with the id, its place in the session's queue.
+    create_time: float = 0.0
     task: "asyncio.Task[None] | None" = None
     cancel_requested: bool = False
 
@@ -116,12 +128,18 @@ class InvocationManager:
         self._runs: dict[str, LocalRun] = {}
         self._runners: dict[str, Runner] = {}
         self._reaper: asyncio.Task[None] | None = None
+        self._waiters = SessionWaiters()
+        self._pending_finishes: set[asyncio.Task[None]] = set()
 
     # -- lifecycle ------------------------------------------------------------------------
 
     async def startup(self) -> None:
-        """Reap invocations left by dead replicas, then keep doing so periodically."""
+        """Reap invocations left by dead replicas, then keep doing so periodically; listen for
+        other replicas' ends of runs (PostgreSQL)."""
         await self._store.reap()
+        await self._store.listen_for_free_sessions(
+            self._on_session_free, on_connect=self._waiters.wake_all
+        )
         self._reaper = asyncio.create_task(self._reap_forever(), name="agentd-reaper")
 
     async def shutdown(self) -> None:
@@ -134,6 +152,16 @@ class InvocationManager:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        pending = list(self._pending_finishes)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        await self._store.stop_listening()
+
+    def _on_session_free(self, session_pk: int, owner: str) -> None:
+        # This replica's own ends woke its waiters already, in `_execute`.
+        if owner != self.replica_id:
+            self._waiters.wake(session_pk, "notification")
 
     async def _reap_forever(self) -> None:
         interval = max(self._settings.lease_seconds / 2, 0.2)
@@ -183,9 +211,14 @@ class InvocationManager:
         invocation = stored.invocation
         if not stored.acquired and request.multitask_strategy == "reject":
             await self._store.delete(invocation.id)
+            # While it existed, runs queued after it could not start ahead of it.
+            self._waiters.wake(stored.session_pk)
             raise SessionBusy("Another invocation is running on this session.")
         run = LocalRun(
-            invocation_id=invocation.id, session_pk=stored.session_pk, channel=RunChannel()
+            invocation_id=invocation.id,
+            session_pk=stored.session_pk,
+            channel=RunChannel(),
+            create_time=invocation.create_time,
         )
         self._runs[invocation.id] = run
         with bind_invocation(invocation.id):  # the task copies the context: its logs carry the id
@@ -277,36 +310,109 @@ class InvocationManager:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
-            final: Invocation | None = None
-            try:
-                final = await asyncio.shield(
-                    self._store.finish(run.invocation_id, run.session_pk, status, error)
-                )
-            except Exception:
-                logger.exception("recording the end of invocation %s failed", run.invocation_id)
+            final = await self._record_end(run, ref, request.mode, status, error)
+            # The session may be free now (or this was the queued run others lined up behind).
+            self._waiters.wake(run.session_pk)
             if held:
                 lease_released()
             invocation_finished(ref.app_name, status.value)
-            if final is None:
-                final = (await self._store.get(ref, run.invocation_id)).invocation
             await run.channel.close(final)
             self._runs.pop(run.invocation_id, None)
 
+    async def _record_end(
+        self,
+        run: LocalRun,
+        ref: SessionRef,
+        mode: str,
+        status: InvocationStatus,
+        error: dict[str, Any] | None,
+    ) -> Invocation:
+        """Store the invocation's outcome; the final resource, which waiters are answered with.
+
+        Never raises: whoever waits for the run (a `/run`, a follower, shutdown) must get an
+        answer. If the database cannot take the write now, the outcome as this replica knows it
+        is the answer, and the write is retried in the background until the database is back.
+        """
+        final: Invocation | None = None
+        try:
+            final = await asyncio.shield(
+                self._store.finish(run.invocation_id, run.session_pk, status, error)
+            )
+        except Exception:
+            logger.warning(
+                "recording the end of invocation %s failed; retrying in the background",
+                run.invocation_id,
+                exc_info=True,
+            )
+            self._finish_later(run.invocation_id, run.session_pk, status, error)
+        if final is not None:
+            return final
+        return Invocation(  # as known here (the row is gone with its session, or unreachable)
+            id=run.invocation_id,
+            app_name=ref.app_name,
+            user_id=ref.user_id,
+            session_id=ref.session_id,
+            status=status,
+            mode=mode,
+            create_time=run.create_time,
+            end_time=time.time(),
+            error=error,
+        )
+
+    def _finish_later(
+        self,
+        invocation_id: str,
+        session_pk: int,
+        status: InvocationStatus,
+        error: dict[str, Any] | None,
+    ) -> None:
+        task = asyncio.create_task(
+            self._retry_finish(invocation_id, session_pk, status, error),
+            name=f"finish {invocation_id}",
+        )
+        self._pending_finishes.add(task)
+        task.add_done_callback(self._pending_finishes.discard)
+
+    async def _retry_finish(
+        self,
+        invocation_id: str,
+        session_pk: int,
+        status: InvocationStatus,
+        error: dict[str, Any] | None,
+    ) -> None:
+        """Write the outcome once the database is back (backoff 0.5 s doubling to 10 s).
+
+        Abandoned at shutdown: the lease then expires and a reaper records the invocation as
+        interrupted, the state every unrecorded end falls back to.
+        """
+        delay = 0.5
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                await self._store.finish(invocation_id, session_pk, status, error)
+            except Exception:
+                delay = min(delay * 2, 10.0)
+                continue
+            logger.info("recorded the end of invocation %s after a retry", invocation_id)
+            self._waiters.wake(session_pk)  # its lease is released only now
+            return
+
     async def _wait_for_lease(self, run: LocalRun) -> None:
         deadline = time.monotonic() + self._settings.enqueue_timeout_seconds
-        delay = 0.02
-        while not await self._store.try_acquire(
-            run.invocation_id, run.session_pk, self.replica_id, self._settings.lease_seconds
-        ):
-            if run.cancel_requested:
-                raise InvocationCancelled("Cancelled while waiting for the session.")
-            if time.monotonic() >= deadline:
-                raise SessionBusy(
-                    "The session stayed busy for longer than the enqueue timeout "
-                    f"({self._settings.enqueue_timeout_seconds} s)."
-                )
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.5)
+        # In line before the first try, so a wake-up during that try is not missed.
+        with self._waiters.waiting(run.session_pk, (run.create_time, run.invocation_id)) as me:
+            while not await self._store.try_acquire(
+                run.invocation_id, run.session_pk, self.replica_id, self._settings.lease_seconds
+            ):
+                if run.cancel_requested:
+                    raise InvocationCancelled("Cancelled while waiting for the session.")
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise SessionBusy(
+                        "The session stayed busy for longer than the enqueue timeout "
+                        f"({self._settings.enqueue_timeout_seconds} s)."
+                    )
+                enqueue_woken(await me.wait(min(ENQUEUE_POLL_SECONDS, remaining)))
 
     async def _heartbeat(self, run: LocalRun) -> None:
         interval = max(min(self._settings.lease_seconds / 3, 2.0), 0.05)

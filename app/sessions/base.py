@@ -201,6 +201,28 @@ class BaseSessionService(ABC):
         the only case that is a conflict); without it the event is appended blind, after
         whatever the session holds, since such an event does not depend on what came before it.
         """
+        event, _ = await self._append_user_event(
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            actions=actions,
+            invocation_prefix=invocation_prefix,
+            artifact_versions=artifact_versions,
+            expected_seq=expected_seq,
+        )
+        return event
+
+    async def _append_user_event(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        actions: EventActions,
+        invocation_prefix: str = "p-",
+        artifact_versions: Sequence[NewArtifactVersion] = (),
+        expected_seq: int | None = None,
+    ) -> tuple[Event, Session]:
         session = await self.get_session(
             app_name=app_name,
             user_id=user_id,
@@ -220,9 +242,10 @@ class BaseSessionService(ABC):
             invocation_id=new_invocation_id(invocation_prefix),
             actions=actions.model_copy(deep=True),
         )
-        return await self.append_event(
+        await self.append_event(
             session, event, artifact_versions=artifact_versions, blind=expected_seq is None
         )
+        return event, session
 
     async def update_state(
         self,
@@ -241,6 +264,27 @@ class BaseSessionService(ABC):
             actions=EventActions(state_delta=state_delta),
             expected_seq=expected_seq,
         )
+
+    async def apply_state_delta(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        state_delta: dict[str, Any],
+        expected_seq: int | None = None,
+    ) -> Session:
+        """`update_state`, returning the session as the write saw it: its state with the delta
+        applied, the new event as its only event. What a caller can answer with if it cannot
+        read the session back after the write committed."""
+        _, session = await self._append_user_event(
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            actions=EventActions(state_delta=state_delta),
+            expected_seq=expected_seq,
+        )
+        return session
 
     async def ping(self) -> None:  # noqa: B027 - optional hook, in-process services are always up
         """Raise if the storage behind the service cannot be reached (readiness)."""

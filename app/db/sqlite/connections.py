@@ -24,21 +24,47 @@ T = TypeVar("T")
 
 
 class _SqliteConnections:
-    """The raw writer and reader connections of one SQLite engine, closed when it is disposed."""
+    """The raw writer and reader connections of one SQLite engine, closed when it is disposed.
+
+    Each is opened on first use. The writer is dropped after a failed write and reopened by the
+    next write (not by a read in between: SQLite opens a file it cannot write read-only, without
+    an error, so a writer opened while the fault lasts would keep failing after it ended).
+    """
 
     def __init__(self, engine: Engine, path: str) -> None:
-        self.writer = FastConnection(engine.dialect, self._open(path))
-        self.reader = FastConnection(engine.dialect, self._open(path))
+        self._dialect = engine.dialect
+        self._path = path
+        self._writer: FastConnection | None = None
+        self._reader: FastConnection | None = None
 
-    @staticmethod
-    def _open(path: str) -> sqlite3.Connection:
-        raw = sqlite3.connect(path, check_same_thread=False)
+    @property
+    def writer(self) -> FastConnection:
+        if self._writer is None:
+            self._writer = FastConnection(self._dialect, self._open())
+        return self._writer
+
+    @property
+    def reader(self) -> FastConnection:
+        if self._reader is None:
+            self._reader = FastConnection(self._dialect, self._open())
+        return self._reader
+
+    def _open(self) -> sqlite3.Connection:
+        raw = sqlite3.connect(self._path, check_same_thread=False)
         configure_sqlite_connection(raw)
         return raw
 
+    def drop_writer(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            with contextlib.suppress(sqlite3.Error):
+                writer.driver_connection.close()
+
     def close(self) -> None:
-        self.writer.driver_connection.close()
-        self.reader.driver_connection.close()
+        self.drop_writer()
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.driver_connection.close()
 
 
 _connections: "weakref.WeakKeyDictionary[Engine, _SqliteConnections]" = weakref.WeakKeyDictionary()
@@ -70,11 +96,13 @@ def _close_on_dispose(sync_engine: Engine) -> None:
 
 async def run_write(db_engine: AsyncEngine, work: Callable[[FastConnection], T]) -> T:
     """`work` in one BEGIN IMMEDIATE transaction on the writer, behind the engine's writer lock."""
-    writer = _connections_of(db_engine).writer
-    raw = writer.driver_connection
     async with sqlite_writer_lock(db_engine):
-        await _begin_immediate(raw)
+        # Taken under the lock: a write failing before this one may have replaced the writer.
+        connections = _connections_of(db_engine)
+        writer = connections.writer
+        raw = writer.driver_connection
         try:
+            await _begin_immediate(raw)
             result = work(writer)
             raw.commit()
         except BaseException as exc:
@@ -84,7 +112,10 @@ async def run_write(db_engine: AsyncEngine, work: Callable[[FastConnection], T])
                 if raw.in_transaction:
                     raw.rollback()
             if _is_operational(exc):
-                _reopen_later(db_engine)
+                # A connection that failed to write (the file made read-only or immutable, the
+                # disk full, the file replaced) can keep failing after the cause is gone, while
+                # a new one writes: the next write opens a new one, so recovery needs no restart.
+                connections.drop_writer()
             raise
         return result
 
@@ -105,19 +136,6 @@ def _is_operational(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) or isinstance(
         getattr(exc, "orig", None), sqlite3.OperationalError
     )
-
-
-def _reopen_later(db_engine: AsyncEngine) -> None:
-    """Close the engine's raw connections; the next unit opens new ones.
-
-    A connection that failed to write (the file made read-only or immutable, the disk full, the
-    file replaced) can keep failing after the cause is gone, while a new connection writes: so
-    recovery needs no restart.
-    """
-    connections = _connections.pop(db_engine.sync_engine, None)
-    if connections is not None:
-        with contextlib.suppress(sqlite3.Error):
-            connections.close()
 
 
 async def _begin_immediate(raw: sqlite3.Connection) -> None:
