@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test venv migrate gc bench bench-artifacts bench-load openapi sdk lint typecheck fmt clean
+.PHONY: run test fuzz venv migrate gc bench bench-artifacts bench-load openapi sdk lint typecheck fmt clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,19 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The schemathesis runs at a larger size than in `make test`. A random seed unless given
+# (`make fuzz FUZZ_SEED=4242`); it is printed first, so a finding can be replayed.
+FUZZ_EXAMPLES ?= 100
+FUZZ_SCENARIOS ?= 300
+FUZZ_STEPS ?= 15
+
+fuzz: $(STAMP)
+	@seed="$(FUZZ_SEED)"; [ -n "$$seed" ] || seed=$$(od -An -N2 -tu2 /dev/urandom | tr -d ' '); \
+	echo "fuzz seed: $$seed (make fuzz FUZZ_SEED=$$seed runs it again)"; \
+	AGENTD_FUZZ_SEED=$$seed AGENTD_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
+	AGENTD_FUZZ_SCENARIOS=$(FUZZ_SCENARIOS) AGENTD_FUZZ_STEPS=$(FUZZ_STEPS) \
+	$(BIN)/python -m pytest tests/test_schemathesis.py tests/test_schemathesis_stateful.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check app tests migrations bench agents

@@ -1,57 +1,52 @@
 """Property-based API testing with schemathesis against a live server, from the committed spec.
 
-Every operation gets a bounded number of generated requests (fixed seed via derandomize); every
-response must be documented, match its schema and content type, and never be a 5xx.
+Every operation gets a bounded number of generated requests (seed and size from the environment,
+see tests/fuzz), aimed at real resources: the path parameters are pinned to an app, a session, an
+artifact and an invocation that exist. Every response must be documented, match its schema and
+content type, and never be a 5xx; methods a path does not list are 405.
 """
 
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
-from schemathesis import checks
+from schemathesis.hooks import HookContext
 
-from tests.live_server import LiveServer
+from tests.fuzz import EXAMPLES, SPEC, FuzzTarget, start_target, stateless_config
 
-ROOT = Path(__file__).resolve().parents[1]
-MAX_EXAMPLES = int(os.environ.get("AGENTD_FUZZ_EXAMPLES", "12"))
+schema = schemathesis.openapi.from_path(SPEC, config=stateless_config())
+# The invocation's id is known only once the server made it: pinned by a hook, not the config.
+pinned_invocation: dict[str, str] = {}
 
-schema = schemathesis.openapi.from_path(str(ROOT / "openapi.json"))
+
+@schema.hook
+def map_path_parameters(
+    _context: HookContext, path_parameters: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """Aim the invocation routes at the invocation the target has."""
+    if path_parameters and "invocation_id" in path_parameters:
+        path_parameters["invocation_id"] = pinned_invocation["id"]
+    return path_parameters
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A live server with the shipped apps and a session to aim at."""
-    root = tmp_path_factory.mktemp("fuzz")
-    server = LiveServer(
-        root,
-        {"AGENTD_DATA_DIR": str(root / "data"), "AGENTD_AGENTS_DIR": str(ROOT / "agents")},
-    ).start()
-    httpx.post(
-        f"{server.url}/apps/capital_agent/users/u1/sessions", json={"sessionId": "s1"}
-    ).raise_for_status()
-    yield server.url
-    server.stop()
+def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FuzzTarget]:
+    """A live server with the shipped apps and the resources the run is pinned to."""
+    fuzz_target = start_target(tmp_path_factory.mktemp("fuzz"))
+    pinned_invocation["id"] = fuzz_target.invocation_id
+    yield fuzz_target
+    fuzz_target.server.stop()
     if "AGENTD_FUZZ_KEEP_LOG" in os.environ:
-        sys.stderr.write(server.log.read_text())
+        sys.stderr.write(fuzz_target.server.log.read_text())
 
 
 @schema.parametrize()
 @settings(
-    max_examples=MAX_EXAMPLES,
-    derandomize=True,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
+    max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck)
 )
-def test_api_conforms_to_its_schema(case: schemathesis.Case[Any], base_url: str) -> None:
-    # positive_data_acceptance is left out: the google-genai schemas (Content, Part) admit values
-    # the library itself refuses, and unknown apps or sessions are 404 by design; both are 4xx
-    # answers to schema-valid requests, not schema violations or server errors.
-    case.call_and_validate(
-        base_url=base_url, timeout=30, excluded_checks=[checks.positive_data_acceptance]
-    )
+def test_api_conforms_to_its_schema(case: schemathesis.Case[Any], target: FuzzTarget) -> None:
+    case.call_and_validate(base_url=target.url, timeout=30)
