@@ -98,9 +98,7 @@ def _answered_only(contents: list[types.Content], open_calls: set[str]) -> list[
     kept: list[types.Content] = []
     for content in contents:
         parts = content.parts or []
-        rest = [
-            p for p in parts if p.function_call is None or p.function_call.id not in open_calls
-        ]
+        rest = [p for p in parts if p.function_call is None or p.function_call.id not in open_calls]
         if len(rest) == len(parts):
             kept.append(content)
         elif rest:

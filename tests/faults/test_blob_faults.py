@@ -21,12 +21,13 @@ wrapper is needed.
 
 import hashlib
 import os
+import resource
 import shutil
 import sqlite3
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,8 +111,18 @@ def gate(moto: Moto) -> Iterator[S3Gate]:
         front.close()
 
 
-def start_server(workdir: Path, env: dict[str, str]) -> LiveServer:
-    """`agentd serve --migrate` on SQLite in `workdir`, unable to bypass file modes."""
+def _limit_file_size(limit: int) -> Callable[[], None]:
+    def apply() -> None:  # in the child, before exec; Python ignores SIGXFSZ, so writes fail
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def start_server(
+    workdir: Path, env: dict[str, str], *, file_size_limit: int | None = None
+) -> LiveServer:
+    """`agentd serve --migrate` on SQLite in `workdir`, unable to bypass file modes (and, with
+    `file_size_limit`, unable to write a file past that many bytes)."""
     server = LiveServer(workdir, {"AGENTD_DATA_DIR": str(workdir / "data"), **env})
     workdir.mkdir(parents=True, exist_ok=True)
     agents = build_agents_dir(workdir / "agents")
@@ -123,6 +134,7 @@ def start_server(workdir: Path, env: dict[str, str]) -> LiveServer:
             env={**os.environ, "AGENTD_AGENTS_DIR": str(agents), **server.env},
             stdout=log,
             stderr=subprocess.STDOUT,
+            preexec_fn=None if file_size_limit is None else _limit_file_size(file_size_limit),
         )
 
     def healthy() -> bool:
@@ -360,34 +372,20 @@ def test_read_only_blob_folder_answers_503_without_paths_and_recovers(
     assert_local_store_holds_every_version(tmp_path, blobs)
 
 
-@pytest.fixture
-def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs to hold the blob folder; skipped where mounting is not allowed."""
-    mount_point = tmp_path / "small-disk"
-    mount_point.mkdir()
-    fallback = "ENOSPC is tested at the store level with /dev/full instead"
-    if shutil.which("mount") is None:
-        pytest.skip(f"no mount command here; {fallback}")
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs", str(mount_point)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs (needs CAP_SYS_ADMIN); {fallback}: {mounted.stderr}")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-
-
 def test_full_blob_folder_answers_507_and_takes_uploads_again_once_there_is_room(
-    tmp_path: Path, tiny_tmpfs: Path, servers: list[LiveServer]
+    tmp_path: Path, servers: list[LiveServer]
 ) -> None:
-    blobs = tiny_tmpfs / "blobs"
+    """The server runs with a 1 MiB file-size limit (RLIMIT_FSIZE): the kernel refuses the write
+    past it with EFBIG, a storage limit as real as a full disk (ENOSPC, tested with /dev/full in
+    tests/artifacts/test_blob_store_failures.py) and mapped alike, and unlike a tmpfs it needs
+    no mount privilege, so the test runs everywhere."""
     workdir = tmp_path / "server"
-    servers.append(server := start_server(workdir, {"AGENTD_BLOB_DIR": str(blobs)}))
+    blobs = workdir / "blobs"
+    servers.append(
+        server := start_server(
+            workdir, {"AGENTD_BLOB_DIR": str(blobs)}, file_size_limit=1024 * 1024
+        )
+    )
     with httpx.Client(base_url=server.url, timeout=30) as http:
         assert http.post(SESSIONS, json={"sessionId": "s1"}).status_code == 201
         assert upload(http, b"small").status_code == 201

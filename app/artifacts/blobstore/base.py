@@ -57,8 +57,9 @@ DEFAULT_CHUNK_SIZE = 64 * 1024
 # worker-thread hops low while memory stays bounded by this plus one incoming chunk.
 _SPOOL_BATCH_SIZE = 1024 * 1024
 
-# Out of space on the disk or in the user's quota: the store is full, not broken (507, not 503).
-_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+# Out of space on the disk, in the user's quota or under the file-size limit: the store is full,
+# not broken (507, not 503).
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 _KEY_RE = re.compile(r"sha256/([0-9a-f]{2})/([0-9a-f]{2})/\1\2[0-9a-f]{60}")
 _HEX_RE = re.compile(r"[0-9a-f]{64}")
