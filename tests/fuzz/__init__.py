@@ -84,7 +84,7 @@ def start_target(root: Path) -> FuzzTarget:
 def stateless_config() -> SchemathesisConfig:
     """The seed, the checks, and the path parameters pinned to the resources `start_target` makes.
 
-    The invocation id is not known before the server runs; tests pin it with a hook.
+    The invocation id is not known before the server runs; the test pins it on each case.
     """
     data: dict[str, Any] = {
         "seed": SEED,
