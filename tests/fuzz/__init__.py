@@ -25,8 +25,8 @@ SPEC = ROOT / "openapi.json"
 
 SEED = int(os.environ.get("AGENTD_FUZZ_SEED", "4242"))
 EXAMPLES = int(os.environ.get("AGENTD_FUZZ_EXAMPLES", "12"))
-SCENARIOS = int(os.environ.get("AGENTD_FUZZ_SCENARIOS", "30"))
-STEPS = int(os.environ.get("AGENTD_FUZZ_STEPS", "8"))
+SCENARIOS = int(os.environ.get("AGENTD_FUZZ_SCENARIOS", "40"))
+STEPS = int(os.environ.get("AGENTD_FUZZ_STEPS", "10"))
 
 APP = "capital_agent"
 USER = "u1"
