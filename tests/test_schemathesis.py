@@ -11,12 +11,23 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.core.parameters import ParameterLocation
 
-from tests.fuzz import EXAMPLES, SPEC, FuzzTarget, start_target, stateless_config
+from tests.fuzz import (
+    APP,
+    ARTIFACT,
+    EXAMPLES,
+    SESSION,
+    SPEC,
+    USER,
+    FuzzTarget,
+    start_target,
+    stateless_config,
+)
 
 schema = schemathesis.openapi.from_path(SPEC, config=stateless_config())
 
@@ -43,3 +54,32 @@ def test_api_conforms_to_its_schema(case: schemathesis.Case[Any], target: FuzzTa
     if params and "invocation_id" in params and not bad_path:
         params["invocation_id"] = target.invocation_id
     case.call_and_validate(base_url=target.url, timeout=30)
+
+
+def test_a_method_the_path_does_not_list_is_405_even_where_a_catch_all_route_matches(
+    target: FuzzTarget,
+) -> None:
+    # `DELETE .../artifacts/{name}` would take `notes.md/versions` as a name and refuse it (422).
+    artifact = f"{target.url}/apps/{APP}/users/{USER}/sessions/{SESSION}/artifacts/{ARTIFACT}"
+    for method, path, allow in [
+        ("DELETE", "/versions", "GET"),
+        ("DELETE", "/versions/0/metadata", "GET"),
+        ("PUT", "/versions/0/content", "GET"),
+        ("POST", "/content", "GET, PUT"),
+    ]:
+        answer = httpx.request(method, artifact + path)
+        assert (answer.status_code, answer.headers["Allow"]) == (405, allow), (method, path)
+        assert answer.json()["type"] == "http-method-not-allowed"
+
+
+def test_every_422_carries_errors_as_the_spec_documents(target: FuzzTarget) -> None:
+    session = f"{target.url}/apps/{APP}/users/{USER}/sessions/{SESSION}"
+    ours = httpx.patch(session, headers={"If-Match": "nope"}, json={"stateDelta": {}})
+    assert ours.status_code == 422
+    assert ours.json()["type"] == "invalid-request"
+    assert ours.json()["errors"] == [
+        {"loc": [], "msg": ours.json()["detail"], "type": "invalid_request"}
+    ]
+    validation = httpx.patch(session, json={"stateDelta": 1})
+    assert validation.status_code == 422
+    assert validation.json()["errors"][0]["loc"] == ["body", "stateDelta"]
