@@ -20,7 +20,7 @@ from fastapi_problem.handler import add_exception_handler, new_exception_handler
 from app import __version__
 from app.api import apps, artifacts, health, invocations, memory, metrics, runs, sessions
 from app.api.deps import authenticate
-from app.api.errors import http_exception_with_full_allow
+from app.api.errors import complete_problem, http_exception_with_full_allow
 from app.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
 from app.api.openapi import document_problems
 from app.artifacts.database import DatabaseArtifactService
@@ -134,6 +134,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             logger=logger,
             unhandled_wrappers=unhandled,
             http_exception_handler=http_exception_with_full_allow,
+            post_hooks=[complete_problem],
         ),
         generic_swagger_defaults=True,
     )

@@ -4,6 +4,7 @@ Every package that speaks JSON to clients (sessions, artifacts, invocations, mem
 builds on these, so they live below all of them.
 """
 
+import enum
 import math
 import re
 from typing import Annotated, Any
@@ -118,9 +119,30 @@ def _reject_crashes(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     # google-genai's enum lookup raises AttributeError on some invalid inputs (e.g. a null in a
     # list of enums) instead of ValueError, which pydantic would turn into a 500; make it a 422.
     try:
-        return handler(value)
+        validated = handler(value)
     except (AttributeError, TypeError, KeyError) as exc:
         raise ValueError(f"invalid value: {exc}") from exc
+    _reject_unknown_enums(validated)
+    return validated
+
+
+def _reject_unknown_enums(value: Any) -> None:
+    """Raise ValueError for an enum value google-genai accepted but does not declare.
+
+    Its enums take unknown names (for newer APIs) as pseudo-members; from a client that is a
+    value agentd's own OpenAPI document forbids, and it would be stored and served back.
+    """
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, enum.Enum):
+            if item.name not in type(item).__members__:
+                allowed = ", ".join(type(item).__members__)
+                raise ValueError(f"{item.value!r} is not one of {allowed}")
+        elif isinstance(item, BaseModel):
+            pending.extend(getattr(item, name) for name in type(item).model_fields)
+        elif isinstance(item, list):
+            pending.extend(item)
 
 
 #: google-genai types as accepted from clients: invalid input is a validation error, always.

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
+from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response, status
 from fastapi.responses import JSONResponse, StreamingResponse
 from google.genai import types
 from pydantic import Field
@@ -44,6 +44,7 @@ async def artifact_scope(
 
 ScopeDep = Annotated[ArtifactScope, Depends(artifact_scope)]
 VersionQuery = Annotated[int | None, Query(ge=0, le=2**31 - 1)]
+VersionPath = Annotated[int, Path(ge=0, le=2**31 - 1)]
 
 
 class SaveArtifactRequest(WireModel):
@@ -91,7 +92,7 @@ async def save_artifact(
     responses=NOT_FOUND,
 )
 async def get_artifact_version_metadata(
-    scope: ScopeDep, name: str, version: int, artifacts: ArtifactServiceDep
+    scope: ScopeDep, name: str, version: VersionPath, artifacts: ArtifactServiceDep
 ) -> ArtifactVersion:
     """Version, mime type, size, sha256, custom metadata, creation time, canonical URI."""
     return (await artifacts.get(scope, filename=name, version=version)).metadata
@@ -110,7 +111,7 @@ async def get_artifact_version_metadata(
 async def download_artifact_version(
     scope: ScopeDep,
     name: str,
-    version: int,
+    version: VersionPath,
     artifacts: ArtifactServiceDep,
     range_: Annotated[str | None, Header(alias="Range")] = None,
     if_none_match: Annotated[str | None, Header()] = None,
@@ -139,7 +140,7 @@ async def list_artifact_version_metadata(
     responses=NOT_FOUND,
 )
 async def load_artifact_version(
-    scope: ScopeDep, name: str, version: int, artifacts: ArtifactServiceDep
+    scope: ScopeDep, name: str, version: VersionPath, artifacts: ArtifactServiceDep
 ) -> JSONResponse:
     """The version as a google-genai Part with inline data (ADK)."""
     return _part_json(await artifacts.load_part(scope, filename=name, version=version))
@@ -304,6 +305,9 @@ async def _download(
     headers = {"ETag": etag, "Accept-Ranges": "bytes", "Cache-Control": "private, no-cache"}
     if if_none_match is not None and _etag_matches(if_none_match, etag):
         return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
+    if meta.size == 0:  # no byte to range over or to read
+        headers["Content-Length"] = "0"
+        return Response(b"", headers=headers, media_type=meta.mime_type)
     byte_range = _byte_range(range_header, meta.size) if range_header else None
     start, end = byte_range or (0, meta.size - 1)
     body = await content.open(start=start, end=end)
