@@ -29,12 +29,16 @@ class EventPageResponse(WireModel):
 
 
 class AppSummary(WireModel):
-    """One entry of `GET /list-apps?detailed=true`."""
+    """One entry of `GET /list-apps?detailed=true`, with every key ADK 2.13 writes."""
 
     name: str
     root_agent_name: str
     description: str = ""
     language: str = "python"
+    #: ADK flags apps whose agent drives a computer-use tool; agentd has none.
+    is_computer_use: bool = False
+    #: ADK's agent graph for visual builders; always null there for code-defined apps.
+    agents: list[str] | None = None
 
 
 class ListAppsResponse(WireModel):
@@ -55,7 +59,10 @@ class HealthResponse(WireModel):
 
 
 class VersionResponse(WireModel):
-    """Build information."""
+    """Build information: ADK's keys (`language_version` snake_case, as ADK writes it), then
+    agentd's own."""
 
     version: str
+    language: str = "python"
+    language_version: str = Field(alias="language_version")
     adk_compatibility: str
