@@ -5,6 +5,9 @@ Names may be nested (`reports/q1.pdf`), so `{name:path}` captures them; the rout
 segments, so matching is never ambiguous. Raw downloads stream from the blob store with a strong
 ETag (the sha256), `If-None-Match` (304) and single `Range` requests (206); raw uploads stream into
 the blob store, never holding the body in memory.
+
+A version saved from a text Part loads as `{"text": ...}` and its metadata has no `mimeType`
+(ADK's shapes); its raw download is `text/plain; charset=utf-8`.
 """
 
 import json
@@ -94,7 +97,7 @@ async def save_artifact(
 async def get_artifact_version_metadata(
     scope: ScopeDep, name: str, version: VersionPath, artifacts: ArtifactServiceDep
 ) -> ArtifactVersion:
-    """Version, mime type, size, sha256, custom metadata, creation time, canonical URI."""
+    """Version, mime type (none for text), size, sha256, custom metadata, creation time, URI."""
     return (await artifacts.get(scope, filename=name, version=version)).metadata
 
 
@@ -142,7 +145,7 @@ async def list_artifact_version_metadata(
 async def load_artifact_version(
     scope: ScopeDep, name: str, version: VersionPath, artifacts: ArtifactServiceDep
 ) -> JSONResponse:
-    """The version as a google-genai Part with inline data (ADK)."""
+    """The version as a google-genai Part: text if saved from text, else inline data (ADK)."""
     return _part_json(await artifacts.load_part(scope, filename=name, version=version))
 
 
@@ -238,7 +241,7 @@ async def download_artifact(
 async def load_artifact(
     scope: ScopeDep, name: str, artifacts: ArtifactServiceDep, version: VersionQuery = None
 ) -> JSONResponse:
-    """The version as a google-genai Part with inline data (ADK)."""
+    """The version as a google-genai Part: text if saved from text, else inline data (ADK)."""
     return _part_json(await artifacts.load_part(scope, filename=name, version=version))
 
 
@@ -307,7 +310,7 @@ async def _download(
         return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
     if meta.size == 0:  # no byte to range over or to read
         headers["Content-Length"] = "0"
-        return Response(b"", headers=headers, media_type=meta.mime_type)
+        return Response(b"", headers=headers, media_type=content.media_type)
     byte_range = _byte_range(range_header, meta.size) if range_header else None
     start, end = byte_range or (0, meta.size - 1)
     body = await content.open(start=start, end=end)
@@ -317,5 +320,5 @@ async def _download(
         status_code = status.HTTP_206_PARTIAL_CONTENT
         headers["Content-Range"] = f"bytes {start}-{end}/{meta.size}"
     return StreamingResponse(
-        body, status_code=status_code, headers=headers, media_type=meta.mime_type
+        body, status_code=status_code, headers=headers, media_type=content.media_type
     )

@@ -10,6 +10,10 @@ user's artifacts from any of their sessions). ADK's keyword-only methods (`save_
 `load_artifact`, `list_artifact_keys`, `delete_artifact`, `list_versions`,
 `list_artifact_versions`, `get_artifact_version`) are built on them here, with ADK's answers for
 absent artifacts (None or an empty list instead of ArtifactNotFound).
+
+A version saved from a text Part reads back as a text Part, as ADK's do: its bytes are the UTF-8
+text, its row says it was text (`VersionRecord.is_text`), and its wire metadata has no mime type
+(ADK's rule: a version without one is text). Raw downloads serve it as `text/plain; charset=utf-8`.
 """
 
 import contextlib
@@ -26,6 +30,20 @@ from app.sessions.base import BaseSessionService, NewArtifactVersion
 from app.sessions.models import EventActions
 
 DEFAULT_MIME_TYPE = "application/octet-stream"
+#: What a version saved from a text Part is stored and downloaded as.
+TEXT_MIME_TYPE = "text/plain; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class VersionRecord(NewArtifactVersion):
+    """A version row as the artifact services stage and read it: also whether it was text.
+
+    The session services carry staged versions to the event's transaction as the
+    `NewArtifactVersion`s they accept and pass them through untouched, so the flag reaches the
+    repository (and the in-memory store) with them.
+    """
+
+    is_text: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,18 +70,43 @@ class ArtifactContent:
     blob_key: str
     service: "BaseArtifactService" = field(repr=False, compare=False)
 
+    @property
+    def media_type(self) -> str:
+        """The Content-Type of a raw download (text versions have no mime type in metadata)."""
+        return self.metadata.mime_type or TEXT_MIME_TYPE
+
     async def open(self, *, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
         """Stream bytes `start`..`end` (inclusive) of this version."""
         return await self.service.open(self.blob_key, start=start, end=end)
 
 
+def is_text_part(part: types.Part) -> bool:
+    """Whether a Part is stored as text: it has text and no inline bytes (those win)."""
+    has_bytes = part.inline_data is not None and part.inline_data.data is not None
+    return not has_bytes and part.text is not None
+
+
 def part_bytes(part: types.Part) -> tuple[bytes, str]:
     """The bytes and mime type a Part stores: inline data, or text as UTF-8."""
+    if is_text_part(part):
+        return (part.text or "").encode("utf-8"), TEXT_MIME_TYPE
     if part.inline_data is not None and part.inline_data.data is not None:
         return part.inline_data.data, part.inline_data.mime_type or DEFAULT_MIME_TYPE
-    if part.text is not None:
-        return part.text.encode("utf-8"), "text/plain"
     raise InvalidArtifact("An artifact Part needs inlineData or text.")
+
+
+def stored_part(data: bytes, mime_type: str | None) -> types.Part:
+    """A version's bytes as the Part ADK gives back: text if it has no mime type, else inline."""
+    if mime_type is None:
+        return types.Part(text=data.decode("utf-8"))
+    return types.Part(inline_data=types.Blob(data=data, mime_type=mime_type))
+
+
+def wire_mime_type(version: NewArtifactVersion) -> str | None:
+    """The mime type ADK's metadata shows for a version: none for one saved from text."""
+    if isinstance(version, VersionRecord) and version.is_text:
+        return None
+    return version.mime_type
 
 
 def version_metadata(scope: ArtifactScope, version: NewArtifactVersion) -> ArtifactVersion:
@@ -73,7 +116,7 @@ def version_metadata(scope: ArtifactScope, version: NewArtifactVersion) -> Artif
         canonical_uri=scope.canonical_uri(version.name, version.version),
         custom_metadata=version.custom_metadata,
         create_time=version.create_time,
-        mime_type=version.mime_type,
+        mime_type=wire_mime_type(version),
         size=version.size,
         sha256=version.sha256,
     )
@@ -235,10 +278,14 @@ class BaseArtifactService(ABC):
     async def load_part(
         self, scope: ArtifactScope, *, filename: str, version: int | None = None
     ) -> types.Part:
-        """One version as a Part with inline data; ArtifactNotFound if absent."""
+        """One version as a Part (text, or inline data); ArtifactNotFound if absent."""
         content = await self.get(scope, filename=filename, version=version)
         data = await self.read_bytes(content.blob_key)
-        return types.Part(inline_data=types.Blob(data=data, mime_type=content.metadata.mime_type))
+        return stored_part(data, content.metadata.mime_type)
+
+    async def load_staged(self, staged: NewArtifactVersion) -> types.Part:
+        """A staged version (not committed yet) as a Part, for the invocation that saved it."""
+        return stored_part(await self.read_bytes(staged.blob_key), wire_mime_type(staged))
 
     @abstractmethod
     async def read_bytes(self, blob_key: str) -> bytes:
@@ -353,9 +400,14 @@ def _adk_scope(app_name: str, user_id: str, session_id: str | None) -> ArtifactS
 
 __all__ = [
     "DEFAULT_MIME_TYPE",
+    "TEXT_MIME_TYPE",
     "ArtifactContent",
     "ArtifactScope",
     "BaseArtifactService",
+    "VersionRecord",
+    "is_text_part",
     "part_bytes",
+    "stored_part",
     "version_metadata",
+    "wire_mime_type",
 ]

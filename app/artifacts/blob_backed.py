@@ -16,7 +16,14 @@ from typing import Any
 
 from google.genai import types
 
-from app.artifacts.base import DEFAULT_MIME_TYPE, ArtifactScope, BaseArtifactService, part_bytes
+from app.artifacts.base import (
+    DEFAULT_MIME_TYPE,
+    ArtifactScope,
+    BaseArtifactService,
+    VersionRecord,
+    is_text_part,
+    part_bytes,
+)
 from app.artifacts.blobstore import BlobInfo, BlobStore
 from app.artifacts.models import validate_artifact_name
 from app.errors import (
@@ -29,7 +36,7 @@ from app.errors import (
     BlobStoreFull,
     BlobTooLarge,
 )
-from app.sessions.base import BaseSessionService, NewArtifactVersion
+from app.sessions.base import BaseSessionService
 
 logger = logging.getLogger("agentd.artifacts")
 
@@ -66,7 +73,7 @@ class BlobBackedArtifactService(BaseArtifactService):
         chunks: AsyncIterable[bytes],
         mime_type: str = DEFAULT_MIME_TYPE,
         custom_metadata: dict[str, Any] | None = None,
-    ) -> NewArtifactVersion:
+    ) -> VersionRecord:
         """Store a streamed body and allocate a version; the row commits with the carrying event.
 
         The session is checked first, so a missing one is refused before a (possibly big) body
@@ -77,7 +84,7 @@ class BlobBackedArtifactService(BaseArtifactService):
         blob = await self._put(
             self.blob_store.put_stream(chunks, max_bytes=self.max_artifact_bytes)
         )
-        return await self._staged(scope, filename, blob, mime_type, custom_metadata)
+        return await self._staged(scope, filename, blob, mime_type, custom_metadata, is_text=False)
 
     async def stage_part(
         self,
@@ -86,14 +93,16 @@ class BlobBackedArtifactService(BaseArtifactService):
         filename: str,
         artifact: types.Part,
         custom_metadata: dict[str, Any] | None = None,
-    ) -> NewArtifactVersion:
+    ) -> VersionRecord:
         """`stage` for a google-genai Part (inline data or text): the bytes are already in hand."""
         validate_artifact_name(filename)
         data, mime_type = part_bytes(artifact)
         if len(data) > self.max_artifact_bytes:
             raise ArtifactTooLarge(f"Artifacts are limited to {self.max_artifact_bytes} bytes.")
         blob = await self._put(self.blob_store.put_bytes(data))
-        return await self._staged(scope, filename, blob, mime_type, custom_metadata)
+        return await self._staged(
+            scope, filename, blob, mime_type, custom_metadata, is_text=is_text_part(artifact)
+        )
 
     async def _put(self, storing: Awaitable[BlobInfo]) -> BlobInfo:
         try:
@@ -112,8 +121,10 @@ class BlobBackedArtifactService(BaseArtifactService):
         blob: BlobInfo,
         mime_type: str,
         custom_metadata: dict[str, Any] | None,
-    ) -> NewArtifactVersion:
-        staged = NewArtifactVersion(
+        *,
+        is_text: bool,
+    ) -> VersionRecord:
+        return VersionRecord(
             name=filename,
             version=await self._allocate_version(scope, filename),
             mime_type=mime_type,
@@ -122,8 +133,8 @@ class BlobBackedArtifactService(BaseArtifactService):
             blob_key=blob.key,
             custom_metadata=dict(custom_metadata or {}),
             create_time=time.time(),
+            is_text=is_text,
         )
-        return staged
 
     # -- bytes ----------------------------------------------------------------------------
 

@@ -14,14 +14,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from app.artifacts.base import ArtifactContent, ArtifactScope, version_metadata
+from app.artifacts.base import ArtifactContent, ArtifactScope, VersionRecord, version_metadata
 from app.artifacts.blob_backed import BlobBackedArtifactService
 from app.artifacts.blobstore import BlobStore
 from app.artifacts.models import ArtifactVersion, validate_artifact_name
 from app.db.repositories.artifacts import ArtifactRepository
 from app.db.uow import Db, UnitOfWork, from_row
 from app.errors import ArtifactNotFound, SessionNotFound
-from app.sessions.base import BaseSessionService, NewArtifactVersion
+from app.sessions.base import BaseSessionService
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -162,8 +162,8 @@ def _named(scope: ArtifactScope, filename: str) -> dict[str, str]:
     }
 
 
-def _stored(row: Any) -> NewArtifactVersion:
-    return from_row(NewArtifactVersion, row)
+def _stored(row: Any) -> VersionRecord:
+    return from_row(VersionRecord, row)
 
 
 __all__ = ["DatabaseArtifactService"]

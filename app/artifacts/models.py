@@ -45,12 +45,16 @@ def is_user_scoped(name: str) -> bool:
 
 
 class ArtifactVersion(WireModel):
-    """Metadata of one stored version (ADK's ArtifactVersion plus size and sha256)."""
+    """Metadata of one stored version (ADK's ArtifactVersion plus size and sha256).
+
+    `mime_type` is None for a version saved from a text Part, as in ADK, whose routes then leave
+    the key out.
+    """
 
     version: int
     canonical_uri: str
     custom_metadata: dict[str, Any] = Field(default_factory=dict)
     create_time: float
-    mime_type: str
+    mime_type: str | None = None
     size: int
     sha256: str

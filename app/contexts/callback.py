@@ -74,8 +74,7 @@ class CallbackContext(ReadonlyContext):
         wanted = max(versions) if version is None and versions else version
         staged = pending.get((filename, wanted)) if wanted is not None else None
         if staged is not None:
-            data = await service.read_bytes(staged.blob_key)
-            return types.Part(inline_data=types.Blob(data=data, mime_type=staged.mime_type))
+            return await service.load_staged(staged)
         try:
             return await service.load_part(scope, filename=filename, version=version)
         except ArtifactNotFound:

@@ -132,7 +132,7 @@ async def test_recreated_session_starts_without_the_old_sessions_artifacts(
 
 
 async def test_in_memory_runner_commits_tool_artifacts_for_later_turns() -> None:
-    loaded: list[bytes | None] = []
+    loaded: list[types.Part | None] = []
 
     async def write_note(tool_context: ToolContext) -> str:
         """Saves a note."""
@@ -142,7 +142,7 @@ async def test_in_memory_runner_commits_tool_artifacts_for_later_turns() -> None
     async def read_note(tool_context: ToolContext) -> str:
         """Reads the note back."""
         part = await tool_context.load_artifact("user:note.txt")
-        loaded.append(part.inline_data.data if part and part.inline_data else None)
+        loaded.append(part)
         return "read"
 
     agent = LlmAgent(
@@ -165,7 +165,7 @@ async def test_in_memory_runner_commits_tool_artifacts_for_later_turns() -> None
         )
     await run_turn(runner, "write", session_id="s1")
     await run_turn(runner, "read", session_id="s2")
-    assert loaded == [b"remember"]
+    assert loaded == [types.Part(text="remember")]
     other = ArtifactScope(APP, "u", "s2")
     assert await runner.artifact_service.list_versions(other, filename="user:note.txt") == [0]
 

@@ -51,8 +51,7 @@ async def test_twenty_concurrent_saves_of_one_user_artifact_get_distinct_version
     assert await artifacts.list_versions(scopes[7], filename="user:notes.txt") == list(range(20))
     for i, version in enumerate(versions):
         part = await artifacts.load_part(scopes[0], filename="user:notes.txt", version=version)
-        assert part.inline_data is not None
-        assert part.inline_data.data == str(i).encode()
+        assert part == _text(str(i))
 
 
 async def test_session_artifacts_are_private_and_user_artifacts_are_shared(

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from google.genai import types
 
 from app.agents import LlmAgent
 from app.artifacts.service import ArtifactScope
@@ -57,8 +58,7 @@ async def test_capital_agent_records_state_and_a_notes_artifact_like_the_fixture
     assert response_event.actions.artifact_delta == {"notes.txt": 1}
     scope = ArtifactScope("capital_agent", "u", "s1")
     note = await services.artifacts.load_part(scope, filename="notes.txt")
-    assert note.inline_data is not None
-    assert note.inline_data.data == b"Germany: Berlin"
+    assert note == types.Part(text="Germany: Berlin")
     other = await services.sessions.get_session(
         app_name="capital_agent", user_id="u", session_id="s2"
     )

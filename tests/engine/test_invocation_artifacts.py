@@ -71,7 +71,7 @@ async def test_artifact_saved_by_a_tool_commits_with_its_event_at_the_version_it
         version = await tool_context.save_artifact("report.txt", types.Part(text="final"))
         seen["version"] = version
         loaded = await tool_context.load_artifact("report.txt")
-        seen["self_load"] = loaded.inline_data.data if loaded and loaded.inline_data else None
+        seen["self_load"] = loaded
         seen["listed"] = await tool_context.list_artifacts()
         try:
             await services.artifacts.get(SCOPE, filename="report.txt")
@@ -85,7 +85,7 @@ async def test_artifact_saved_by_a_tool_commits_with_its_event_at_the_version_it
     ) -> None:
         del tool, args, tool_response
         part = await tool_context.load_artifact("report.txt", version=seen["version"])
-        seen["after_tool_load"] = part.inline_data.data if part and part.inline_data else None
+        seen["after_tool_load"] = part
 
     agent = LlmAgent(
         name="agent",
@@ -103,10 +103,10 @@ async def test_artifact_saved_by_a_tool_commits_with_its_event_at_the_version_it
     events = await run_turn(services.runner(agent), "write it")
     assert seen == {
         "version": 1,
-        "self_load": b"final",
+        "self_load": types.Part(text="final"),  # a text Part reads back as text (ADK)
         "listed": ["report.txt"],
         "others_see_it": True,  # version 0 (committed earlier) is visible ...
-        "after_tool_load": b"final",
+        "after_tool_load": types.Part(text="final"),
     }
     (response_event,) = [e for e in events if e.get_function_responses()]
     assert response_event.actions.artifact_delta == {"report.txt": 1}

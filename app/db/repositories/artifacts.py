@@ -198,6 +198,9 @@ def _version_row(
         "name": version.name,
         "version": version.version,
         "mime_type": version.mime_type,
+        # Set by the artifact services' `VersionRecord` (a NewArtifactVersion subclass), which the
+        # session services pass through untouched; rows built elsewhere are not text.
+        "is_text": bool(getattr(version, "is_text", False)),
         "size": version.size,
         "sha256": version.sha256,
         "blob_key": version.blob_key,

@@ -8,7 +8,17 @@ with the user scope; session-scoped rows reference their session and die with it
 
 from typing import Any
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base, EpochSeconds, JsonType
@@ -39,6 +49,10 @@ class StorageArtifactVersion(Base):
     name: Mapped[str] = mapped_column(String(1024))
     version: Mapped[int] = mapped_column(Integer)
     mime_type: Mapped[str] = mapped_column(Text)
+    #: Saved from a text Part: read back as text, and ADK's metadata carries no mime type then
+    #: (`mime_type` holds what the raw download answers with). Rows from before the column are
+    #: False: their bytes alone cannot tell a text Part from inline `text/plain` data.
+    is_text: Mapped[bool] = mapped_column(Boolean, server_default=false())
     size: Mapped[int] = mapped_column(BigInteger)
     sha256: Mapped[str] = mapped_column(String(64))
     blob_key: Mapped[str] = mapped_column(Text)
