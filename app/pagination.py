@@ -3,10 +3,14 @@
 import base64
 import binascii
 import json
+import math
+import re
 from typing import Any
 
 from app.errors import InvalidPageToken
-from app.wire import MAX_SEQ
+from app.wire import ID_PATTERN, MAX_SEQ
+
+_SESSION_ID = re.compile(ID_PATTERN)
 
 
 def encode_page_token(payload: dict[str, Any]) -> str:
@@ -27,12 +31,30 @@ def decode_page_token(token: str, *, kind: str) -> dict[str, Any]:
     return payload
 
 
-def session_cursor(token: str) -> str:
-    """The id after which a sessions page starts."""
-    after = decode_page_token(token, kind="sessions").get("after")
-    if not isinstance(after, str):
-        raise InvalidPageToken("The pageToken is not one this server issued.")
-    return after
+def session_cursor(token: str) -> tuple[float, str]:
+    """The (update time, id) of the last session of the previous page (newest first)."""
+    payload = decode_page_token(token, kind="sessions")
+    update_time, session_id = payload.get("t"), payload.get("id")
+    invalid = InvalidPageToken("The pageToken is not one this server issued.")
+    if (
+        isinstance(update_time, bool)
+        or not isinstance(update_time, int | float)
+        or not isinstance(session_id, str)
+        or not _SESSION_ID.fullmatch(session_id)
+    ):
+        raise invalid
+    try:
+        moment = float(update_time)
+    except OverflowError as exc:
+        raise invalid from exc
+    if not math.isfinite(moment):
+        raise invalid
+    return moment, session_id
+
+
+def session_page_token(update_time: float, session_id: str) -> str:
+    """The cursor of the sessions page that follows the session (`update_time`, `session_id`)."""
+    return encode_page_token({"k": "sessions", "t": update_time, "id": session_id})
 
 
 def event_cursor(token: str, *, descending: bool) -> int:

@@ -145,9 +145,13 @@ def _reject_unknown_enums(value: Any) -> None:
             pending.extend(item)
 
 
+#: The validator of client-supplied values that hold google-genai types (`Annotated[Model,
+#: ClientSupplied]`): invalid input is a validation error, always.
+ClientSupplied = WrapValidator(_reject_crashes)
+
 #: google-genai types as accepted from clients: invalid input is a validation error, always.
-ClientContent = Annotated[types.Content, WrapValidator(_reject_crashes)]
-ClientPart = Annotated[types.Part, WrapValidator(_reject_crashes)]
+ClientContent = Annotated[types.Content, ClientSupplied]
+ClientPart = Annotated[types.Part, ClientSupplied]
 
 
 class WireModel(BaseModel):

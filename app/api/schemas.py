@@ -1,18 +1,34 @@
 """Request and response bodies of the HTTP API that are not domain wire models."""
 
-from typing import Any, Literal
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from app.sessions.models import Event
-from app.wire import ID_PATTERN, WireModel
+from app.wire import ID_PATTERN, ClientSupplied, WireModel
 
 
 class CreateSessionRequest(WireModel):
-    """ADK's CreateSessionRequest: optional id and initial state."""
+    """ADK's CreateSessionRequest: optional id, initial state, and events to import."""
 
     session_id: str | None = Field(default=None, pattern=ID_PATTERN, max_length=128)
     state: dict[str, Any] | None = None
+    events: list[Annotated[Event, ClientSupplied]] | None = Field(
+        default=None,
+        description="Events to import (e.g. a GET's; their `seq` is ignored), stored in this "
+        "order as seq 1..N with their ids, in the transaction that creates the session; their "
+        "state deltas are applied after `state`. Any invalid event is a 422 naming it, and "
+        "nothing is stored. Artifact deltas stay on the events as recorded, but no artifact "
+        "versions are created (their bytes are not imported).",
+    )
+
+    def state_deltas(self) -> Iterator[dict[str, Any]]:
+        """Every state write the request makes: the initial state, then each event's delta."""
+        if self.state:
+            yield self.state
+        for event in self.events or ():
+            yield event.actions.state_delta
 
 
 class UpdateSessionRequest(WireModel):

@@ -2,8 +2,10 @@
 
 The session's `last_seq` is served as a strong ETag and accepted in `If-Match` on PATCH, which
 gives HTTP clients the same optimistic concurrency the engine has, without adding keys to ADK's
-Session JSON. The list route returns ADK's bare array; its cursor travels in `X-Next-Page-Token`
-(and a `Link: rel="next"` header).
+Session JSON. The list route returns ADK's bare array, most recently updated first and by default
+as many sessions as the largest page holds; its cursor travels in `X-Next-Page-Token` (and a
+`Link: rel="next"` header). A create with `events` imports them in the one transaction that
+creates the session (ADK's import of a session exported with GET).
 """
 
 from typing import Annotated, Literal
@@ -74,12 +76,23 @@ async def create_session(
     principal: PrincipalDep,
     body: Annotated[CreateSessionRequest | None, Body()] = None,
 ) -> Response:
-    """Create a session with an optional caller-chosen id and initial state."""
+    """Create a session with an optional caller-chosen id, initial state and events to import."""
     body = body or CreateSessionRequest()
-    principal.check_state_delta(body.state)
-    session = await sessions.create_session(
-        app_name=app.name, user_id=user_id, state=body.state, session_id=body.session_id
-    )
+    for delta in body.state_deltas():
+        principal.check_state_delta(delta)
+    if body.events:
+        session = await sessions.import_session(
+            app_name=app.name,
+            user_id=user_id,
+            events=body.events,
+            state=body.state,
+            session_id=body.session_id,
+            loc=("body",),
+        )
+    else:
+        session = await sessions.create_session(
+            app_name=app.name, user_id=user_id, state=body.state, session_id=body.session_id
+        )
     return _created(session)
 
 
@@ -111,7 +124,7 @@ async def create_session_with_id(
     "",
     response_model=list[Session],
     response_model_exclude_none=True,
-    summary="List the user's sessions (without events)",
+    summary="List the user's sessions, most recently updated first (without events)",
 )
 async def list_sessions(
     app: KnownApp,
@@ -123,11 +136,12 @@ async def list_sessions(
     page_size: PageSize = None,
     page_token: PageToken = None,
 ) -> list[Session]:
-    """Sessions ordered by id; follow `X-Next-Page-Token` for the next page."""
+    """Sessions, most recently updated first, up to `pageSize` (default: the largest page
+    there is); follow `X-Next-Page-Token` (or `Link: rel="next"`) for the next page."""
     page = await sessions.list_sessions(
         app_name=app.name,
         user_id=user_id,
-        page_size=clamp_page_size(page_size, settings),
+        page_size=min(page_size or settings.max_page_size, settings.max_page_size),
         page_token=page_token,
     )
     if page.next_page_token:

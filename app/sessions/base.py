@@ -13,15 +13,17 @@ from typing import Any
 from pydantic_core import PydanticSerializationError
 
 from app.errors import (
+    AgentdError,
     EventTooLarge,
+    InvalidRequest,
     SessionConflict,
     SessionNotFound,
     StateTooLarge,
     UnstorableValue,
 )
 from app.sessions.models import Event, EventActions, Session, new_invocation_id
-from app.sessions.state import State, persistable_delta
-from app.wire import check_storable
+from app.sessions.state import ScopedDelta, State, persistable_delta, split_delta
+from app.wire import Loc, check_storable
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,42 @@ class BaseSessionService(ABC):
         """
 
     @abstractmethod
+    async def import_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        events: Sequence[Event],
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+        loc: Loc = (),
+    ) -> Session:
+        """Create a session that holds `events`, all in one transaction (ADK's create with
+        `events`, e.g. a session exported with GET and posted back).
+
+        The events get seq 1..N in the given order and keep their id, invocationId, author,
+        timestamp, content and actions (`temp:` keys are stripped, as on append). The state is
+        `state`, then each event's stateDelta applied in order, scope by scope as append applies
+        them; so `app:` and `user:` keys are written to the app's and user's shared state too.
+        Artifact deltas stay on the events as recorded, but no artifact version rows are created:
+        the import brings no bytes for them, so those versions cannot be read in the new session.
+        Each event passes the checks an append makes (`prepare_import`); nothing is stored
+        unless all pass.
+
+        Args:
+            events: complete events (a partial one is refused), ids unique among them.
+            state: the initial state, before the events' deltas.
+            loc: where the request fields sit in the caller's document; errors name
+                `(*loc, "events", index, ...)` (the API passes `("body",)`).
+
+        Raises:
+            SessionAlreadyExists: `session_id` is taken for this app and user.
+            InvalidRequest: an event is partial, repeats an id or has an id storage cannot hold.
+            UnstorableValue: a value of the state or an event cannot be stored.
+            EventTooLarge, StateTooLarge: an event, or the state the import leaves, is too large.
+        """
+
+    @abstractmethod
     async def get_session(
         self,
         *,
@@ -125,7 +163,13 @@ class BaseSessionService(ABC):
         page_size: int = 100,
         page_token: str | None = None,
     ) -> SessionPage:
-        """A page of the user's sessions of the app, ordered by id, without events."""
+        """A page of the user's sessions of the app without events, most recently updated first.
+
+        Ties are ordered by id (descending), and the page token names the last session's
+        (update time, id), so pages never repeat or skip a session. One that is updated while a
+        client walks the pages moves to the front, behind the cursor: the walk sees it at most
+        once, where it stood before the update, or not at all if it had not been reached yet.
+        """
 
     @abstractmethod
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
@@ -303,6 +347,10 @@ def apply_event_to_session(session: Session, event: Event, temp_delta: dict[str,
     session.last_update_time = event.timestamp
 
 
+#: An event id as the events table holds it.
+MAX_EVENT_ID_LENGTH = 128
+
+
 @dataclass(frozen=True)
 class StorageLimits:
     """Size limits a session service enforces (as JSON bytes), so no write can bloat a session."""
@@ -312,11 +360,16 @@ class StorageLimits:
 
     def check_state(self, state: dict[str, Any]) -> None:
         """Raise StateTooLarge if `state` is over the limit."""
-        size = len(json.dumps(state, separators=(",", ":")))
+        size = self.state_size(state)
         if size > self.max_state_bytes:
             raise StateTooLarge(
                 f"The session state would be {size} bytes; the limit is {self.max_state_bytes}."
             )
+
+    @staticmethod
+    def state_size(state: dict[str, Any]) -> int:
+        """The size of `state` as JSON, the measure of `max_state_bytes`."""
+        return len(json.dumps(state, separators=(",", ":")))
 
 
 def check_event_values(event: Event) -> None:
@@ -369,3 +422,111 @@ def prepare_event(
                 f"The event is {size} bytes as JSON; the limit is {limits.max_event_bytes}."
             )
     return wire, temp
+
+
+@dataclass
+class PreparedImport:
+    """A session import, checked and serialised: what `import_session` stores."""
+
+    #: Each event's wire JSON (without `seq`), in the given order.
+    events: list[dict[str, Any]]
+    #: The state the import leaves: the session's own keys, and the `app:` and `user:` keys to
+    #: write (the initial state's, then each event's delta, later values winning).
+    state: ScopedDelta
+
+
+def prepare_import(
+    state: dict[str, Any] | None,
+    events: Sequence[Event],
+    limits: StorageLimits,
+    *,
+    loc: Loc = (),
+) -> PreparedImport:
+    """Check an import as appends would check its events one by one, and serialise it.
+
+    Raises what append and create raise, each problem naming the field (`errors[].loc`, and
+    `detail`) under `(*loc, "events", index)` or `(*loc, "state")`; a partial event, a
+    repeated or unstorable event id are InvalidRequest.
+    """
+    check_storable(state or {}, (*loc, "state"))
+    scoped = split_delta(state or {})
+    prepared = PreparedImport(events=[], state=ScopedDelta(session=dict(scoped.session)))
+    prepared.state.app.update(scoped.app)
+    prepared.state.user.update(scoped.user)
+    session_deltas: list[dict[str, Any]] = []
+    indexes: dict[str, int] = {}
+    for index, event in enumerate(events):
+        where = (*loc, "events", index)
+        if event.partial:
+            raise _invalid_event(
+                (*where, "partial"), "A partial event (a streamed chunk) is never stored."
+            )
+        if not 0 < len(event.id) <= MAX_EVENT_ID_LENGTH:
+            raise _invalid_event(
+                (*where, "id"), f"An event id has 1 to {MAX_EVENT_ID_LENGTH} characters."
+            )
+        if event.id in indexes:
+            raise _invalid_event(
+                (*where, "id"),
+                f"Event id {event.id!r} is also the id of event {indexes[event.id]}.",
+            )
+        indexes[event.id] = index
+        try:
+            wire, _ = prepare_event(event, limits)
+        except AgentdError as exc:
+            raise _located(exc, where) from None
+        delta = split_delta(wire["actions"].get("stateDelta", {}))
+        prepared.events.append(wire)
+        prepared.state.session.update(delta.session)
+        prepared.state.app.update(delta.app)
+        prepared.state.user.update(delta.user)
+        session_deltas.append(delta.session)
+    if limits.state_size(prepared.state.session) > limits.max_state_bytes:
+        raise _state_too_large(scoped.session, session_deltas, limits, loc)
+    return prepared
+
+
+def _state_too_large(
+    initial: dict[str, Any],
+    session_deltas: list[dict[str, Any]],
+    limits: StorageLimits,
+    loc: Loc,
+) -> StateTooLarge:
+    """StateTooLarge naming where the session state first goes over the limit: the initial state,
+    or the stateDelta of the first event that takes it over (only run once the final state is)."""
+    running = dict(initial)
+    where: Loc = (*loc, "state")
+    size = limits.state_size(running)
+    for index, delta in enumerate(session_deltas):
+        if size > limits.max_state_bytes:
+            break
+        running.update(delta)
+        size = limits.state_size(running)
+        where = (*loc, "events", index, "actions", "stateDelta")
+    reason = f"The session state would be {size} bytes; the limit is {limits.max_state_bytes}."
+    return StateTooLarge(
+        f"{_dotted(where)}: {reason}",
+        errors=[{"type": "state_too_large", "loc": list(where), "msg": reason}],
+    )
+
+
+def _invalid_event(where: Loc, reason: str) -> InvalidRequest:
+    return InvalidRequest(
+        f"{_dotted(where)}: {reason}",
+        errors=[{"type": "invalid_event", "loc": list(where), "msg": reason}],
+    )
+
+
+def _located(exc: AgentdError, where: Loc) -> AgentdError:
+    """`exc` with the fields it names (or itself, if it names none) moved under `where`."""
+    reason = exc.detail or exc.title
+    errors = exc.extras.get("errors") or [
+        {"type": exc.type.replace("-", "_"), "loc": [], "msg": reason}
+    ]
+    exc.extras["errors"] = [{**error, "loc": [*where, *error["loc"]]} for error in errors]
+    exc.detail = "; ".join(f"{_dotted(e['loc'])}: {e['msg']}" for e in exc.extras["errors"])
+    return exc
+
+
+def _dotted(where: Loc | list[str | int]) -> str:
+    return ".".join(str(part) for part in where)

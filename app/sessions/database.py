@@ -27,7 +27,7 @@ from app.errors import (
     SessionNotFound,
     UnstorableValue,
 )
-from app.pagination import encode_page_token, event_cursor, event_page_token, session_cursor
+from app.pagination import event_cursor, event_page_token, session_cursor, session_page_token
 from app.sessions.base import (
     BaseSessionService,
     EventPage,
@@ -37,11 +37,12 @@ from app.sessions.base import (
     StorageLimits,
     apply_event_to_session,
     prepare_event,
+    prepare_import,
 )
 from app.sessions.history_cache import HistoryCache
 from app.sessions.models import Event, Session
 from app.sessions.state import ScopedDelta, merge_state, split_delta
-from app.wire import check_storable, validate_id
+from app.wire import Loc, check_storable, validate_id
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -103,6 +104,75 @@ class DatabaseSessionService(BaseSessionService):
             user_id=user_id,
             state=merge_state(scoped.session, app_state, user_state),
             last_update_time=now,
+        )
+
+    async def import_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        events: Sequence[Event],
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+        loc: Loc = (),
+    ) -> Session:
+        """Create the session with its events, state and shared state in one unit of work."""
+        session_id = (
+            uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
+        )
+        prepared = prepare_import(state, events, self._limits, loc=loc)
+        now = time.time()
+
+        def unit(db: Db) -> tuple[dict[str, Any], dict[str, Any]]:
+            sessions = SessionRepository(db)
+            session_pk = sessions.insert_returning_pk(
+                {
+                    "app_name": app_name,
+                    "user_id": user_id,
+                    "id": session_id,
+                    "state": prepared.state.session,
+                    "last_seq": len(prepared.events),
+                    "create_time": now,
+                    "update_time": now,
+                }
+            )
+            sessions.insert_events(
+                [
+                    {
+                        "session_pk": session_pk,
+                        "seq": seq,
+                        "id": event.id,
+                        "invocation_id": event.invocation_id,
+                        "author": event.author,
+                        "timestamp": event.timestamp,
+                        "event": wire,
+                    }
+                    for seq, (event, wire) in enumerate(
+                        zip(events, prepared.events, strict=True), 1
+                    )
+                ]
+            )
+            sessions.upsert_shared_state(
+                app_name, user_id, prepared.state.app, prepared.state.user, now
+            )
+            return sessions.shared_state(app_name, user_id)
+
+        try:
+            app_state, user_state = await self._uow.write("import_session", unit)
+        except DuplicateKey as exc:
+            raise SessionAlreadyExists(f"Session {session_id!r} already exists.") from exc
+        except RejectedValue as exc:
+            raise UnstorableValue("The database refused a value of the session.") from exc
+        for seq, event in enumerate(events, 1):
+            event.seq = seq
+        return Session(
+            id=session_id,
+            app_name=app_name,
+            user_id=user_id,
+            state=merge_state(prepared.state.session, app_state, user_state),
+            events=list(events),
+            last_update_time=now,
+            last_seq=len(events),
         )
 
     async def get_session(
@@ -206,19 +276,19 @@ class DatabaseSessionService(BaseSessionService):
         page_size: int = 100,
         page_token: str | None = None,
     ) -> SessionPage:
-        """A page of the user's sessions of the app, ordered by id, without events."""
-        after_id = session_cursor(page_token) if page_token else ""
+        """A page of the user's sessions of the app, most recently updated first."""
+        before = session_cursor(page_token) if page_token else None
 
         def unit(db: Db) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
             sessions = SessionRepository(db)
-            rows = sessions.page(app_name, user_id, after_id=after_id, limit=page_size + 1)
+            rows = sessions.page(app_name, user_id, before=before, limit=page_size + 1)
             return rows, *sessions.shared_state(app_name, user_id)
 
         rows, app_state, user_state = await self._uow.read(unit)
         next_token = None
         if len(rows) > page_size:
             rows = rows[:page_size]
-            next_token = encode_page_token({"k": "sessions", "after": rows[-1].id})
+            next_token = session_page_token(rows[-1].update_time, rows[-1].id)
         return SessionPage(
             sessions=[_to_session(r, app_state, user_state, []) for r in rows],
             next_page_token=next_token,

@@ -21,7 +21,7 @@ from app.errors import (
     SessionConflict,
     SessionNotFound,
 )
-from app.pagination import encode_page_token, event_cursor, event_page_token, session_cursor
+from app.pagination import event_cursor, event_page_token, session_cursor, session_page_token
 from app.sessions.base import (
     BaseSessionService,
     EventPage,
@@ -31,10 +31,11 @@ from app.sessions.base import (
     StorageLimits,
     apply_event_to_session,
     prepare_event,
+    prepare_import,
 )
 from app.sessions.models import Event, Session
 from app.sessions.state import merge_state, split_delta
-from app.wire import check_storable, validate_id
+from app.wire import Loc, check_storable, validate_id
 
 T = TypeVar("T")
 
@@ -125,6 +126,43 @@ class InMemorySessionService(BaseSessionService):
             self._user_state.setdefault((app_name, user_id), {}).update(scoped.user)
             return self._to_session(stored, [])
 
+    async def import_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        events: Sequence[Event],
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+        loc: Loc = (),
+    ) -> Session:
+        """Create the session with its events, state and shared state, all or nothing."""
+        session_id = (
+            uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
+        )
+        prepared = prepare_import(state, events, self._limits, loc=loc)
+        # The stored events hold the deltas' values: the state gets copies of its own.
+        scoped = copy.deepcopy(prepared.state)
+        with self._lock:
+            key = (app_name, user_id, session_id)
+            if key in self._sessions:
+                raise SessionAlreadyExists(f"Session {session_id!r} already exists.")
+            stored = _StoredSession(
+                app_name,
+                user_id,
+                session_id,
+                scoped.session,
+                time.time(),
+                events=list(enumerate(prepared.events, 1)),
+            )
+            self._sessions[key] = stored
+            self._app_state.setdefault(app_name, {}).update(scoped.app)
+            self._user_state.setdefault((app_name, user_id), {}).update(scoped.user)
+            session = self._to_session(stored, stored.events)
+        for seq, event in enumerate(events, 1):
+            event.seq = seq
+        return session
+
     async def get_session(
         self,
         *,
@@ -156,21 +194,25 @@ class InMemorySessionService(BaseSessionService):
         page_size: int = 100,
         page_token: str | None = None,
     ) -> SessionPage:
-        """A page of the user's sessions of the app, ordered by id, without events."""
-        after = ""
-        if page_token:
-            after = session_cursor(page_token)
+        """A page of the user's sessions of the app, most recently updated first."""
+        before = session_cursor(page_token) if page_token else None
         with self._lock:
-            ids = sorted(
-                s.id
-                for s in self._sessions.values()
-                if s.app_name == app_name and s.user_id == user_id and s.id > after
-            )
-            page = [self._to_session(self._sessions[(app_name, user_id, i)], []) for i in ids]
+            stored = sorted(
+                (
+                    s
+                    for s in self._sessions.values()
+                    if s.app_name == app_name
+                    and s.user_id == user_id
+                    and (before is None or (s.update_time, s.id) < before)
+                ),
+                key=lambda s: (s.update_time, s.id),
+                reverse=True,
+            )[: page_size + 1]
+            page = [self._to_session(s, []) for s in stored]
         next_token = None
         if len(page) > page_size:
             page = page[:page_size]
-            next_token = encode_page_token({"k": "sessions", "after": page[-1].id})
+            next_token = session_page_token(page[-1].last_update_time, page[-1].id)
         return SessionPage(sessions=page, next_page_token=next_token)
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:

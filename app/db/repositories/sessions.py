@@ -9,7 +9,7 @@ concurrent writers of different `app:`/`user:` keys never lose each other's writ
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, delete, insert, select, update
+from sqlalchemy import Table, bindparam, delete, insert, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.db.sqlite import register
@@ -59,14 +59,24 @@ _SET_STATE = register(
 )
 _DELETE_SESSION = register(delete(_sessions).where(*_by_key()).returning(_sessions.c.pk))
 _INSERT_SESSION = register(insert(_sessions))
-_SESSIONS_PAGE = register(
+_INSERT_SESSION_RETURNING_PK = register(insert(_sessions).returning(_sessions.c.pk))
+_SESSIONS_BY_RECENCY = (_sessions.c.update_time.desc(), _sessions.c.id.desc())
+_OF_USER = (
+    _sessions.c.app_name == bindparam("k_app"),
+    _sessions.c.user_id == bindparam("k_user"),
+)
+_SESSIONS_FIRST_PAGE = register(
+    select(_sessions).where(*_OF_USER).order_by(*_SESSIONS_BY_RECENCY).limit(bindparam("k_limit"))
+)
+# A row comparison, so the (app_name, user_id, update_time, id) index serves it as one range.
+_SESSIONS_PAGE_AFTER = register(
     select(_sessions)
     .where(
-        _sessions.c.app_name == bindparam("k_app"),
-        _sessions.c.user_id == bindparam("k_user"),
-        _sessions.c.id > bindparam("k_after"),
+        *_OF_USER,
+        tuple_(_sessions.c.update_time, _sessions.c.id)
+        < tuple_(bindparam("k_before_time"), bindparam("k_before_id")),
     )
-    .order_by(_sessions.c.id)
+    .order_by(*_SESSIONS_BY_RECENCY)
     .limit(bindparam("k_limit"))
 )
 _INSERT_EVENT = register(insert(_events))
@@ -177,10 +187,20 @@ class SessionRepository:
         """Delete the session (events, leases and session artifacts cascade); whether it existed."""
         return self._db.execute(_DELETE_SESSION, key).first() is not None
 
-    def page(self, app_name: str, user_id: str, *, after_id: str, limit: int) -> list[Any]:
-        """Up to `limit` session rows of the user in the app with ids after `after_id`, by id."""
-        params = {"k_app": app_name, "k_user": user_id, "k_after": after_id, "k_limit": limit}
-        return list(self._db.execute(_SESSIONS_PAGE, params).all())
+    def insert_returning_pk(self, row: dict[str, Any]) -> int:
+        """Insert a session row (DuplicateKey if its public key is taken); its surrogate key."""
+        return int(self._db.execute(_INSERT_SESSION_RETURNING_PK, row).scalar())
+
+    def page(
+        self, app_name: str, user_id: str, *, before: tuple[float, str] | None, limit: int
+    ) -> list[Any]:
+        """Up to `limit` session rows of the user in the app, most recently updated first (ties
+        by id, descending), after the session (update_time, id) `before` in that order."""
+        params: dict[str, Any] = {"k_app": app_name, "k_user": user_id, "k_limit": limit}
+        if before is None:
+            return list(self._db.execute(_SESSIONS_FIRST_PAGE, params).all())
+        params |= {"k_before_time": before[0], "k_before_id": before[1]}
+        return list(self._db.execute(_SESSIONS_PAGE_AFTER, params).all())
 
     def claim_seq(
         self, key: dict[str, str], *, expected: int, seq: int, now: float
@@ -214,6 +234,11 @@ class SessionRepository:
     def insert_event(self, row: dict[str, Any]) -> None:
         """Insert one event row."""
         self._db.execute(_INSERT_EVENT, [row])
+
+    def insert_events(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Insert event rows (one executemany)."""
+        if rows:
+            self._db.execute(_INSERT_EVENT, rows)
 
     def recent_events(self, session_pk: int, *, after_seq: int, limit: int) -> list[StoredEvent]:
         """The last `limit` events after `after_seq`, in ascending seq order."""

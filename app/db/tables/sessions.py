@@ -8,7 +8,7 @@ each other's write.
 
 from typing import Any
 
-from sqlalchemy import BigInteger, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base, EpochSeconds, JsonType
@@ -20,7 +20,11 @@ class StorageSession(Base):
     """One conversation of one user with one app."""
 
     __tablename__ = "sessions"
-    __table_args__ = (UniqueConstraint("app_name", "user_id", "id"),)
+    __table_args__ = (
+        UniqueConstraint("app_name", "user_id", "id"),
+        # The session list, most recently updated first, read as one index range per page.
+        Index("ix_sessions_recent", "app_name", "user_id", "update_time", "id"),
+    )
 
     pk: Mapped[int] = mapped_column(
         BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
