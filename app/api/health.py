@@ -1,5 +1,7 @@
 """Liveness, readiness and version probes."""
 
+import platform
+
 from fastapi import APIRouter, Request
 
 from app import __version__
@@ -46,5 +48,10 @@ async def readyz(request: Request) -> HealthResponse:
 
 @router.get("/version", summary="Server version")
 async def version() -> VersionResponse:
-    """The agentd version and the ADK api_server version its wire format follows."""
-    return VersionResponse(version=__version__, adk_compatibility=ADK_COMPATIBILITY)
+    """agentd's version, the server's Python (ADK's keys), and the ADK api_server version
+    agentd's wire format follows."""
+    return VersionResponse(
+        version=__version__,
+        language_version=platform.python_version(),
+        adk_compatibility=ADK_COMPATIBILITY,
+    )

@@ -2,7 +2,8 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from app.api.deps import KnownApp, SessionServiceDep, UserIdPath
@@ -31,8 +32,8 @@ def _memory(request: Request) -> BaseMemoryService:
 
 @router.patch(
     "",
-    status_code=status.HTTP_204_NO_CONTENT,
-    summary="Add a session's events to the user's memory",
+    response_model=None,
+    summary="Add a session's events to the user's memory (200 `null`, as ADK)",
     responses={404: {"description": "No such session (session-not-found)."}},
 )
 async def add_session_to_memory(
@@ -49,7 +50,7 @@ async def add_session_to_memory(
     if session is None:
         raise SessionNotFound(f"Session {body.session_id!r} does not exist.")
     await _memory(request).add_session_to_memory(session)
-    return Response(status_code=status.HTTP_204_NO_CONTENT)
+    return JSONResponse(None)
 
 
 @router.get(

@@ -74,12 +74,10 @@ def _seed_bob(client: TestClient, keys: dict[str, str]) -> None:
     )
     run = client.post(f"{base}/b1/invocations", json={"newMessage": QUESTION}, headers=bob)
     assert run.status_code == 200
-    assert (
-        client.patch(
-            f"/apps/{APP}/users/bob/memory", json={"sessionId": "b1"}, headers=bob
-        ).status_code
-        == 204
+    remembered = client.patch(
+        f"/apps/{APP}/users/bob/memory", json={"sessionId": "b1"}, headers=bob
     )
+    assert (remembered.status_code, remembered.json()) == (200, None)
 
 
 def _bob_requests(iid: str) -> list[tuple[str, str, dict[str, Any]]]:
