@@ -149,6 +149,14 @@ class InvocationNotFound(NotFoundError):
     default_title = "Invocation not found."
 
 
+class InvocationNotResumable(ConflictError):
+    """A run asked to continue an invocation that did not fail and was not cancelled (it
+    completed, or is still queued or running); `invocationStatus` says which."""
+
+    problem_type = "invocation-not-resumable"
+    default_title = "Invocation cannot be resumed."
+
+
 class IdempotencyKeyReused(AgentdError):
     """An Idempotency-Key already used with a different request body."""
 

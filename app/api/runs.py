@@ -3,10 +3,16 @@
 Unlike ADK: an unknown session is 404 and a problem before the run starts is problem+json; a
 failure after streaming started is a typed `error` frame. Concurrent runs on one session queue
 (`enqueue`) rather than interleave, since ADK clients do not know about `session-busy`.
+
+`invocationId` continues that invocation of the session (`newMessage` then optional) and the
+answer holds the events of this run only. Unlike ADK, which runs under any id it is given and
+re-runs finished invocations from their first message, only a failed or cancelled invocation
+can be continued: an unknown id is 404 `invocation-not-found`, any other 409
+`invocation-not-resumable`.
 """
 
 from collections.abc import AsyncIterator
-from typing import Literal
+from typing import Any, Literal
 
 import orjson
 from fastapi import APIRouter
@@ -16,10 +22,11 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from app.api.deps import InvocationManagerDep, PrincipalDep, RegistryDep, SettingsDep
 from app.api.json_body import JsonRoute
 from app.api.streaming import adk_error_frame, adk_event_json, adk_frames
-from app.errors import StoredProblem
+from app.errors import InvalidRequest, StoredProblem
 from app.invocations.manager import RunHandle
 from app.invocations.models import (
     CreateInvocationRequest,
+    ResumeInvocationRequest,
     RunAgentRequest,
     RunConfigRequest,
     SessionRef,
@@ -40,21 +47,51 @@ def _ref(body: RunAgentRequest, registry: RegistryDep, principal: PrincipalDep) 
     return SessionRef(body.app_name, body.user_id, body.session_id)
 
 
-def _request(body: RunAgentRequest, mode: Literal["wait", "stream"]) -> CreateInvocationRequest:
-    return CreateInvocationRequest(
+async def _launch(
+    manager: InvocationManagerDep,
+    ref: SessionRef,
+    body: RunAgentRequest,
+    mode: Literal["wait", "stream"],
+) -> RunHandle:
+    """A new invocation for the message, or the resumed one `invocationId` names."""
+    run_config = RunConfigRequest(streaming_mode="sse" if body.streaming else "none")
+    if body.invocation_id is not None:
+        resume = ResumeInvocationRequest(
+            new_message=body.new_message,
+            state_delta=body.state_delta,
+            custom_metadata=body.custom_metadata,
+            run_config=run_config,
+            mode=mode,
+            multitask_strategy="enqueue",
+        )
+        return await manager.resume(ref, body.invocation_id, resume)
+    if body.new_message is None:  # pragma: no cover - RunAgentRequest refuses it
+        raise InvalidRequest("newMessage is required unless invocationId names an invocation.")
+    request = CreateInvocationRequest(
         new_message=body.new_message,
         state_delta=body.state_delta,
-        run_config=RunConfigRequest(streaming_mode="sse" if body.streaming else "none"),
+        custom_metadata=body.custom_metadata,
+        run_config=run_config,
         mode=mode,
         multitask_strategy="enqueue",
     )
+    return await manager.start(ref, request)
+
+
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    404: {"description": "Unknown app or session, or `invocationId` names no invocation of it."},
+    409: {
+        "description": "`invocationId` names an invocation that did not fail and was not "
+        "cancelled (invocation-not-resumable), or the session stayed busy (session-busy)."
+    },
+}
 
 
 @router.post(
     "/run",
     response_model=list[Event],
     summary="Run the agent for one message and return its events (ADK)",
-    responses={404: {"description": "Unknown app or session."}},
+    responses=RESPONSES,
 )
 async def run_agent(
     body: RunAgentRequest,
@@ -63,7 +100,7 @@ async def run_agent(
     principal: PrincipalDep,
 ) -> Response:
     """The events the run produced, without the user's own message, as ADK answers."""
-    handle = await manager.start(_ref(body, registry, principal), _request(body, "wait"))
+    handle = await _launch(manager, _ref(body, registry, principal), body, "wait")
     final = await manager.wait(handle)
     if final.error is not None:
         raise StoredProblem(final.error)
@@ -75,7 +112,7 @@ async def run_agent(
 @router.post(
     "/run_sse",
     summary="Run the agent for one message, streaming its events (ADK SSE)",
-    responses={404: {"description": "Unknown app or session."}},
+    responses=RESPONSES,
     response_class=EventSourceResponse,
 )
 async def run_agent_sse(
@@ -86,7 +123,7 @@ async def run_agent_sse(
     principal: PrincipalDep,
 ) -> EventSourceResponse:
     """ADK Event JSON per `data:` line (`id:` carries the seq); `{"error": ...}` on failure."""
-    handle = await manager.start(_ref(body, registry, principal), _request(body, "stream"))
+    handle = await _launch(manager, _ref(body, registry, principal), body, "stream")
     return EventSourceResponse(
         _adk_stream(manager, handle), ping=settings.sse_heartbeat_seconds, sep="\n"
     )

@@ -16,7 +16,12 @@ cancel request (which may come through another replica), so:
   its invocations `failed` with `invocation-interrupted` once their lease has expired.
 Followers of a run on this replica get live events from its RunChannel; followers of a run on
 another replica get persisted events by polling the database. Routers reach invocations only
-through the manager (start, get, list, attach, follow, wait, cancel), never through its store.
+through the manager (start, resume, get, list, attach, follow, wait, cancel), never through its
+store.
+
+A failed or cancelled invocation can be resumed (`resume`): it runs again under its own id, from
+its session's history, with the same lease rules as a new one. It keeps its create time, and so
+its place in the session's line: its user message came before those of runs queued after it.
 """
 
 import asyncio
@@ -50,6 +55,7 @@ from app.invocations.models import (
     CreateInvocationRequest,
     Invocation,
     InvocationStatus,
+    ResumeInvocationRequest,
     SessionRef,
 )
 from app.invocations.registry import AppRegistry
@@ -88,6 +94,8 @@ class LocalRun:
     channel: RunChannel
     #: The invocation's create time: with the id, its place in the session's queue.
     create_time: float = 0.0
+    #: A resumed invocation's earlier events are those up to this seq (see `StoredInvocation`).
+    resumed_after: int = 0
     task: "asyncio.Task[None] | None" = None
     cancel_requested: bool = False
 
@@ -101,6 +109,12 @@ class RunHandle:
     session_pk: int
     created: bool
     channel: RunChannel | None = None
+    #: The events of the run this handle started come after this seq (a resumed invocation's
+    #: earlier attempts are not its run's); 0 for every other handle.
+    after_seq: int = 0
+
+
+RunRequest = CreateInvocationRequest | ResumeInvocationRequest
 
 
 class InvocationManager:
@@ -208,17 +222,49 @@ class InvocationManager:
         )
         if not stored.created:  # lost an Idempotency-Key race to an identical request
             return self._replay(ref, stored, request_hash)
-        invocation = stored.invocation
         if not stored.acquired and request.multitask_strategy == "reject":
-            await self._store.delete(invocation.id)
+            await self._store.delete(stored.invocation.id)
             # While it existed, runs queued after it could not start ahead of it.
             self._waiters.wake(stored.session_pk)
             raise SessionBusy("Another invocation is running on this session.")
+        return self._launch(ref, runner, request, stored, created=True)
+
+    async def resume(
+        self, ref: SessionRef, invocation_id: str, request: ResumeInvocationRequest
+    ) -> RunHandle:
+        """Run a failed or cancelled invocation again under its id, from the session's history.
+
+        InvocationNotFound if the session has no such invocation, InvocationNotResumable if it
+        did not fail and was not cancelled; `reject` / `enqueue` apply as for a new invocation.
+        """
+        runner = self._runner(ref.app_name)
+        stored = await self._store.resume(
+            ref,
+            invocation_id,
+            mode=request.mode,
+            owner=self.replica_id,
+            ttl=self._settings.lease_seconds,
+            wait=request.multitask_strategy == "enqueue",
+        )
+        return self._launch(ref, runner, request, stored, created=False)
+
+    def _launch(
+        self,
+        ref: SessionRef,
+        runner: Runner,
+        request: RunRequest,
+        stored: StoredInvocation,
+        *,
+        created: bool,
+    ) -> RunHandle:
+        """Start the task that runs (or first waits for its session, then runs) the invocation."""
+        invocation = stored.invocation
         run = LocalRun(
             invocation_id=invocation.id,
             session_pk=stored.session_pk,
             channel=RunChannel(),
             create_time=invocation.create_time,
+            resumed_after=stored.resumed_after,
         )
         self._runs[invocation.id] = run
         with bind_invocation(invocation.id):  # the task copies the context: its logs carry the id
@@ -230,8 +276,9 @@ class InvocationManager:
             ref=ref,
             invocation=invocation,
             session_pk=stored.session_pk,
-            created=True,
+            created=created,
             channel=run.channel,
+            after_seq=stored.resumed_after,
         )
 
     def _replay(self, ref: SessionRef, existing: StoredInvocation, request_hash: str) -> RunHandle:
@@ -264,7 +311,7 @@ class InvocationManager:
         run: LocalRun,
         ref: SessionRef,
         runner: Runner,
-        request: CreateInvocationRequest,
+        request: RunRequest,
         acquired: bool,
     ) -> None:
         status = InvocationStatus.FAILED
@@ -317,7 +364,9 @@ class InvocationManager:
                 lease_released()
             invocation_finished(ref.app_name, status.value)
             await run.channel.close(final)
-            self._runs.pop(run.invocation_id, None)
+            # A resume of the invocation may have started its next run meanwhile.
+            if self._runs.get(run.invocation_id) is run:
+                del self._runs[run.invocation_id]
 
     async def _record_end(
         self,
@@ -430,13 +479,14 @@ class InvocationManager:
                 if run.task is not None:
                     run.task.cancel()
 
-    def _run_config(self, request: CreateInvocationRequest) -> RunConfig:
+    def _run_config(self, request: RunRequest) -> RunConfig:
         limit = self._settings.max_llm_calls
         asked = request.run_config.max_llm_calls if request.run_config else None
         streaming = request.run_config.streaming_mode if request.run_config else None
         return RunConfig(
             max_llm_calls=min(asked or limit, limit),
             streaming_mode=StreamingMode.SSE if streaming == "sse" else StreamingMode.NONE,
+            custom_metadata=request.custom_metadata,
         )
 
     # -- read, follow, wait, cancel -------------------------------------------------------
@@ -459,14 +509,28 @@ class InvocationManager:
             ref=ref, invocation=stored.invocation, session_pk=stored.session_pk, created=False
         )
 
-    async def follow(self, handle: RunHandle, *, after_seq: int = 0) -> AsyncIterator[StreamItem]:
-        """Events after `after_seq` (then live ones) until the invocation ends, then `done`."""
-        run = self._runs.get(handle.invocation.id)
-        if run is not None:
-            async for item in run.channel.follow(after_seq):
+    async def follow(
+        self, handle: RunHandle, *, after_seq: int | None = None
+    ) -> AsyncIterator[StreamItem]:
+        """Events after `after_seq` (then live ones) until the invocation ends, then `done`.
+
+        By default, the events of the run the handle started (of a resumed invocation: this run's).
+        """
+        last = handle.after_seq if after_seq is None else after_seq
+        channel, resumed_after = handle.channel, handle.after_seq
+        if channel is None and (run := self._runs.get(handle.invocation.id)) is not None:
+            channel, resumed_after = run.channel, run.resumed_after
+        if channel is not None:
+            if last < resumed_after:
+                # Earlier runs of a resumed invocation: their events are only in the database.
+                for event in await self._store.events(
+                    handle.session_pk, handle.invocation.id, last
+                ):
+                    last = event.seq or last
+                    yield StreamItem("event", event=event)
+            async for item in channel.follow(last):
                 yield item
             return
-        last = after_seq
         while True:
             invocation = (await self._store.get(handle.ref, handle.invocation.id)).invocation
             for event in await self._store.events(handle.session_pk, handle.invocation.id, last):
@@ -480,9 +544,11 @@ class InvocationManager:
 
     async def wait(self, handle: RunHandle) -> Invocation:
         """The invocation once it has ended (the run goes on if the waiter goes away)."""
-        run = self._runs.get(handle.invocation.id)
-        if run is not None:
-            return await asyncio.shield(run.channel.wait_closed())
+        channel = handle.channel
+        if channel is None and (run := self._runs.get(handle.invocation.id)) is not None:
+            channel = run.channel
+        if channel is not None:
+            return await asyncio.shield(channel.wait_closed())
         async for item in self.follow(handle):
             if item.kind == "done" and item.invocation is not None:
                 return item.invocation
@@ -500,7 +566,7 @@ class InvocationManager:
         return invocation
 
     async def persisted_events(self, handle: RunHandle) -> builtins.list[Event]:
-        """The invocation's persisted events, from memory when it ran here."""
+        """The persisted events of the run the handle started, from memory when it ran here."""
         if handle.channel is not None and handle.channel.closed:
             return handle.channel.persisted()
-        return await self._store.events(handle.session_pk, handle.invocation.id, 0)
+        return await self._store.events(handle.session_pk, handle.invocation.id, handle.after_seq)

@@ -3,9 +3,9 @@ session address every invocation operation takes."""
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from app.sessions.models import Event
 from app.wire import ClientContent, WireModel
@@ -34,18 +34,40 @@ class InvocationStatus(enum.StrEnum):
         """Whether the invocation has ended."""
         return self in (self.COMPLETED, self.FAILED, self.CANCELLED)
 
+    @property
+    def resumable(self) -> bool:
+        """Whether a run may continue the invocation under its id (a paused status joins these).
+
+        `app.db.repositories.invocations` filters on the same statuses (`_RESUMABLE`).
+        """
+        return self in (self.FAILED, self.CANCELLED)
+
 
 class RunAgentRequest(WireModel):
-    """ADK's `/run` and `/run_sse` body."""
+    """ADK's `/run` and `/run_sse` body.
+
+    With `invocationId`, the run continues that invocation of the session (it must have failed
+    or been cancelled); `newMessage` is then optional. `customMetadata` is kept on the user event.
+    """
 
     app_name: str = Field(max_length=128)
     user_id: str = Field(max_length=128)
     session_id: str = Field(max_length=128)
-    new_message: ClientContent
+    new_message: ClientContent | None = None
     streaming: bool = False
     state_delta: dict[str, Any] | None = None
     invocation_id: str | None = Field(default=None, max_length=128)
     custom_metadata: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _message_or_invocation(self) -> Self:
+        if self.new_message is None:
+            if self.invocation_id is None:
+                raise ValueError("newMessage is required unless invocationId names an invocation")
+            if self.state_delta or self.custom_metadata:
+                # Both are stored on the user event, and a run without newMessage stores none.
+                raise ValueError("stateDelta and customMetadata need a newMessage to go with")
+        return self
 
 
 class RunConfigRequest(WireModel):
@@ -55,15 +77,32 @@ class RunConfigRequest(WireModel):
     streaming_mode: Literal["none", "sse"] | None = None
 
 
-class CreateInvocationRequest(WireModel):
-    """`POST .../invocations`."""
+class RunOptions(WireModel):
+    """How a run goes, beyond its message: what new and resumed invocations share."""
 
-    new_message: ClientContent
     state_delta: dict[str, Any] | None = None
+    #: Kept on the user event (`customMetadata`) and given to the agents as
+    #: `run_config.custom_metadata`.
+    custom_metadata: dict[str, Any] | None = None
     run_config: RunConfigRequest | None = None
     mode: Literal["wait", "stream", "background"] = "wait"
     multitask_strategy: Literal["reject", "enqueue"] = "reject"
     on_disconnect: Literal["continue", "cancel"] = "continue"
+
+
+class CreateInvocationRequest(RunOptions):
+    """`POST .../invocations`."""
+
+    new_message: ClientContent
+
+
+class ResumeInvocationRequest(RunOptions):
+    """Continue a failed or cancelled invocation under its own id, from the session's history.
+
+    `newMessage`, if given, is stored as a user event of that invocation before the agent goes on.
+    """
+
+    new_message: ClientContent | None = None
 
 
 class Invocation(WireModel):

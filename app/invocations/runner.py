@@ -1,5 +1,9 @@
 """The Runner: runs an app's agent tree for one new user message and persists what it yields.
 
+Without a new message it continues an invocation of the session under that invocation's id
+(a resumed invocation): the agents go on from the stored history, in which the failure handling
+answered every call the invocation left open, so the model sees a complete history.
+
 Every non-partial event is appended through `SessionService.append_event` before it is handed to
 the caller, together with the artifact version rows its artifactDelta names (staged earlier in
 the invocation), in one transaction; the agent is suspended meanwhile, so it continues from the
@@ -87,12 +91,20 @@ class Runner:
         *,
         user_id: str,
         session_id: str,
-        new_message: types.Content,
+        new_message: types.Content | None = None,
         state_delta: dict[str, Any] | None = None,
         run_config: RunConfig | None = None,
         invocation_id: str | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """Run the app for `new_message`; yields the user event, then every agent event."""
+        """Run the app for `new_message`; yields the user event, then every agent event.
+
+        Args (beyond ADK's):
+            new_message: None continues invocation `invocation_id` from the session's history;
+                no user event is stored, and `state_delta` must be None.
+            run_config: its `custom_metadata` is kept on the user event.
+        """
+        if new_message is None and (invocation_id is None or state_delta):
+            raise ValueError("A run without new_message continues invocation_id, with no delta.")
         session = await self.session_service.get_session(
             app_name=self.app_name, user_id=user_id, session_id=session_id
         )
@@ -104,19 +116,26 @@ class Runner:
             invocation_id=invocation_id,
             agent=self.agent,
             session=session,
-            user_content=new_message,
+            user_content=(
+                new_message
+                if new_message is not None
+                else _first_user_content(session.events, invocation_id)
+            ),
             run_config=run_config,
             artifact_service=self.artifact_service,
             memory_service=self.memory_service,
             plugin_manager=self.plugin_manager,
         )
-        user_event = Event(
-            author="user",
-            invocation_id=ctx.invocation_id,
-            content=new_message,
-            actions=EventActions(state_delta=dict(state_delta or {})),
-        )
-        yield await self._append(ctx, user_event)
+        if new_message is not None:
+            metadata = ctx.run_config.custom_metadata
+            user_event = Event(
+                author="user",
+                invocation_id=ctx.invocation_id,
+                content=new_message,
+                actions=EventActions(state_delta=dict(state_delta or {})),
+                custom_metadata=dict(metadata) if metadata else None,
+            )
+            yield await self._append(ctx, user_event)
         agent = self._agent_to_run(ctx)
         try:
             reply = await self.plugin_manager.run("before_run_callback", invocation_context=ctx)
@@ -239,6 +258,14 @@ class Runner:
             if agent is not None:
                 return self.agent
         return self.agent
+
+
+def _first_user_content(events: Sequence[Event], invocation_id: str) -> types.Content | None:
+    """What the user said to start the invocation (a resumed run's `user_content`)."""
+    for event in events:
+        if event.invocation_id == invocation_id and event.author == "user" and event.content:
+            return event.content
+    return None
 
 
 def _transferable_to_root(agent: LlmAgent) -> bool:

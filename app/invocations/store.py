@@ -23,7 +23,14 @@ from app.db.repositories.invocations import (
 from app.db.repositories.sessions import SessionRepository
 from app.db.tables.sessions import session_key
 from app.db.uow import Db, UnitOfWork
-from app.errors import DuplicateKey, InvocationInterrupted, InvocationNotFound, SessionNotFound
+from app.errors import (
+    DuplicateKey,
+    InvocationInterrupted,
+    InvocationNotFound,
+    InvocationNotResumable,
+    SessionBusy,
+    SessionNotFound,
+)
 from app.invocations.models import Invocation, InvocationStatus, SessionRef
 from app.pagination import decode_page_token, encode_page_token
 from app.sessions.base import prepare_event
@@ -45,6 +52,9 @@ class StoredInvocation:
     created: bool = False
     #: This call took the session's lease for it (it is running).
     acquired: bool = False
+    #: For a resumed invocation, the session's last seq when it was resumed: the events of the
+    #: new attempt come after it (0 for a new invocation).
+    resumed_after: int = 0
 
 
 class InvocationStore:
@@ -170,6 +180,58 @@ class InvocationStore:
             create_time=now,
         )
         return StoredInvocation(invocation, pk, request_hash, created=True, acquired=acquired)
+
+    async def resume(
+        self,
+        ref: SessionRef,
+        invocation_id: str,
+        *,
+        mode: str,
+        owner: str,
+        ttl: float,
+        wait: bool,
+    ) -> StoredInvocation:
+        """Put a failed or cancelled invocation back in line under its own id, and try to take
+        the lease for it, in one transaction.
+
+        Raises InvocationNotFound (no such invocation in the session), InvocationNotResumable
+        (it completed, or is still queued or running) and, unless `wait`, SessionBusy when the
+        session's lease is taken: nothing is then changed.
+        """
+        key = _session_key(ref)
+        now = time.time()
+
+        def unit(db: Db) -> tuple[Any, bool, int]:
+            last_seq = SessionRepository(db).last_seq(key)
+            if last_seq is None:
+                raise _session_not_found(ref)
+            repository = InvocationRepository(db)
+            session_pk = repository.resume(
+                key, invocation_id, mode=mode, owner=owner, expires=now + ttl
+            )
+            if session_pk is None:
+                current = repository.get(key, invocation_id)
+                if current is None:
+                    raise _invocation_not_found(invocation_id)
+                raise InvocationNotResumable(
+                    f"Invocation {invocation_id!r} is {current.status}: only a failed or "
+                    "cancelled invocation can be resumed.",
+                    invocationStatus=current.status,
+                )
+            acquired = _acquire(db, invocation_id, session_pk, owner, ttl)
+            if not acquired and not wait:
+                # Raised inside the unit, so the invocation stays as it was.
+                raise SessionBusy("Another invocation is running on this session.")
+            return repository.get(key, invocation_id), acquired, last_seq
+
+        row, acquired, last_seq = await self._uow.write("resume", unit)
+        return StoredInvocation(
+            _to_resource(row),
+            int(row.session_pk),
+            row.request_hash,
+            acquired=acquired,
+            resumed_after=last_seq,
+        )
 
     async def delete(self, invocation_id: str) -> None:
         """Forget an invocation that never ran (rejected as busy)."""

@@ -28,9 +28,12 @@ _leases = cast(Table, StorageSessionLease.__table__)
 _QUEUED = "queued"
 _RUNNING = "running"
 _FAILED = "failed"
+_CANCELLED = "cancelled"
 
 _status = _invocations.c.status
 _IS_LIVE = or_(_status == _QUEUED, _status == _RUNNING)
+#: `InvocationStatus.resumable`: the invocations a run may continue under their own id.
+_RESUMABLE = or_(_status == _FAILED, _status == _CANCELLED)
 
 
 def _in_session() -> tuple[Any, ...]:
@@ -67,6 +70,23 @@ _FINISH = register(
     .where(_invocations.c.id == bindparam("k_invocation"))
     .values(status=bindparam("v_status"), error=bindparam("v_error"), end_time=bindparam("v_now"))
     .returning(*_invocations.c)
+)
+# Only from a resumable status: of two resumes racing for one invocation, one wins, as the
+# second's UPDATE finds the row queued or running.
+_RESUME = register(
+    update(_invocations)
+    .where(*_in_session(), _invocations.c.id == bindparam("k_invocation"), _RESUMABLE)
+    .values(
+        status=_QUEUED,
+        mode=bindparam("v_mode"),
+        owner=bindparam("v_owner"),
+        error=None,
+        cancel_requested=False,
+        start_time=None,
+        end_time=None,
+        lease_expires_at=bindparam("v_expires"),
+    )
+    .returning(_invocations.c.session_pk)
 )
 _RELEASE_LEASE = register(
     delete(_leases).where(
@@ -224,6 +244,28 @@ class InvocationRepository:
         """Record the invocation's outcome; its updated row, or None if it is gone."""
         params = {"k_invocation": invocation_id, "v_status": status, "v_error": error, "v_now": now}
         return self._db.execute(_FINISH, params).first()
+
+    def resume(
+        self,
+        session: dict[str, str],
+        invocation_id: str,
+        *,
+        mode: str,
+        owner: str,
+        expires: float,
+    ) -> int | None:
+        """Queue a failed or cancelled invocation of the session again, for `owner` to run
+        (its create time, and so its place in the session's line, kept); its session's key, or
+        None if the session has no such invocation in a resumable status."""
+        params = {
+            **session,
+            "k_invocation": invocation_id,
+            "v_mode": mode,
+            "v_owner": owner,
+            "v_expires": expires,
+        }
+        found = self._db.execute(_RESUME, params).scalar()
+        return None if found is None else int(found)
 
     def request_cancel(self, session: dict[str, str], invocation_id: str) -> None:
         """Flag the invocation for cancellation if it is still queued or running."""
