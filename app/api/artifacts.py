@@ -247,14 +247,14 @@ async def load_artifact(
 
 @router.delete(
     "/{name:path}",
-    status_code=status.HTTP_204_NO_CONTENT,
-    summary="Delete every version of an artifact",
+    response_model=None,
+    summary="Delete every version of an artifact (200 `null`, as ADK)",
     responses=NOT_FOUND,
 )
 async def delete_artifact(scope: ScopeDep, name: str, artifacts: ArtifactServiceDep) -> Response:
-    """Remove the artifact's versions; 404 if it has none."""
+    """Remove the artifact's versions, answering ADK's 200 `null`; 404 if it has none."""
     await artifacts.delete(scope, filename=name)
-    return Response(status_code=status.HTTP_204_NO_CONTENT)
+    return JSONResponse(None)
 
 
 def _parse_metadata(raw: str | None) -> dict[str, Any] | None:

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 import orjson
 from fastapi import APIRouter, Body, Header, Query, Request, Response, status
+from fastapi.responses import JSONResponse
 
 from app.api.deps import (
     KnownApp,
@@ -229,16 +230,16 @@ async def update_session(
 
 @router.delete(
     "/{session_id}",
-    status_code=status.HTTP_204_NO_CONTENT,
-    summary="Delete a session with its events and artifacts",
+    response_model=None,
+    summary="Delete a session with its events and artifacts (200 `null`, as ADK)",
     responses={404: {"description": "No such session (session-not-found)."}},
 )
 async def delete_session(
     app: KnownApp, user_id: UserIdPath, session_id: SessionIdPath, sessions: SessionServiceDep
 ) -> Response:
-    """Delete the session; 404 if it does not exist."""
+    """Delete the session, answering ADK's 200 `null`; 404 if it does not exist (ADK: 200)."""
     await sessions.delete_session(app_name=app.name, user_id=user_id, session_id=session_id)
-    return Response(status_code=status.HTTP_204_NO_CONTENT)
+    return JSONResponse(None)
 
 
 @router.get(

@@ -69,3 +69,25 @@ def test_patch_memory_answers_200_null_as_adk(http: httpx.Client) -> None:
     assert response.status_code == adk["response"]["status"] == 200
     assert response.headers["content-type"] == adk["response"]["content_type"]
     assert response.text == adk["response"]["body"] == "null"
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [
+        ("delete_session", f"{SESSIONS}/gone"),
+        ("delete_artifact", f"{SESSIONS}/gone-artifact/artifacts/up.bin"),
+    ],
+)
+def test_deletes_answer_200_null_as_adk(http: httpx.Client, name: str, path: str) -> None:
+    adk = fixture(name)["response"]
+    session = path.split("/sessions/")[1].split("/")[0]
+    assert http.post(SESSIONS, json={"sessionId": session}).status_code == 201
+    if "/artifacts/" in path:
+        upload = {"filename": "up.bin", "artifact": {"inlineData": {"data": "AAEC"}}}
+        assert http.post(f"{SESSIONS}/{session}/artifacts", json=upload).status_code == 201
+    response = http.delete(path)
+    assert response.status_code == adk["status"] == 200
+    assert response.headers["content-type"] == adk["content_type"]
+    assert response.text == adk["body"] == "null"
+    # Deleting what is not there is a 404 problem (ADK answers 200 for a missing session).
+    assert http.delete(path).status_code == 404
