@@ -18,9 +18,9 @@ class CreateSessionRequest(WireModel):
         default=None,
         description="Events to import (e.g. a GET's; their `seq` is ignored), stored in this "
         "order as seq 1..N with their ids, in the transaction that creates the session; their "
-        "state deltas are applied after `state`. Any invalid event is a 422 naming it, and "
-        "nothing is stored. Artifact deltas stay on the events as recorded, but no artifact "
-        "versions are created (their bytes are not imported).",
+        "state deltas are applied after `state`. Any invalid event is a 422 naming it (413 "
+        "over the size limits), and nothing is stored. Artifact deltas stay on the events as "
+        "recorded, but no artifact versions are created (their bytes are not imported).",
     )
 
     def state_deltas(self) -> Iterator[dict[str, Any]]:
