@@ -7,7 +7,7 @@ every later persisted event exactly once, then live ones, then `done`.
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
+from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
@@ -31,7 +31,7 @@ from app.invocations.models import (
     InvocationResult,
     SessionRef,
 )
-from app.wire import MAX_SEQ
+from app.wire import ID_PATTERN, MAX_SEQ
 
 router = APIRouter(
     route_class=JsonRoute,
@@ -50,6 +50,11 @@ async def session_ref(app: KnownApp, user_id: UserIdPath, session_id: SessionIdP
 
 
 RefDep = Annotated[SessionRef, Depends(session_ref)]
+#: What agentd issues (`e-<uuid>`) matches; a value no invocation can have (a NUL, which
+#: PostgreSQL refuses in a query) is a 422, not a database error.
+InvocationIdPath = Annotated[
+    str, Path(pattern=ID_PATTERN, max_length=128, description="Invocation id.")
+]
 
 
 @router.post(
@@ -136,7 +141,7 @@ async def list_invocations(
     responses=NOT_FOUND,
 )
 async def get_invocation(
-    ref: RefDep, invocation_id: str, manager: InvocationManagerDep
+    ref: RefDep, invocation_id: InvocationIdPath, manager: InvocationManagerDep
 ) -> Invocation:
     """Status (queued, running, completed, failed, cancelled) and the error as a problem."""
     return await manager.get(ref, invocation_id)
@@ -149,7 +154,7 @@ async def get_invocation(
     responses=NOT_FOUND,
 )
 async def cancel_invocation(
-    ref: RefDep, invocation_id: str, manager: InvocationManagerDep
+    ref: RefDep, invocation_id: InvocationIdPath, manager: InvocationManagerDep
 ) -> Invocation:
     """Stop the run at its next step; nothing half-done is persisted."""
     return await manager.cancel(ref, invocation_id)
@@ -163,7 +168,7 @@ async def cancel_invocation(
 )
 async def stream_invocation_events(
     ref: RefDep,
-    invocation_id: str,
+    invocation_id: InvocationIdPath,
     manager: InvocationManagerDep,
     settings: SettingsDep,
     last_event_id: Annotated[str | None, Header(max_length=32)] = None,

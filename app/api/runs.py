@@ -44,6 +44,8 @@ def _ref(body: RunAgentRequest, registry: RegistryDep, principal: PrincipalDep) 
     principal.check_state_delta(body.state_delta)
     validate_id("userId", body.user_id)
     validate_id("sessionId", body.session_id)
+    if body.invocation_id is not None:
+        validate_id("invocationId", body.invocation_id)
     return SessionRef(body.app_name, body.user_id, body.session_id)
 
 

@@ -405,6 +405,21 @@ def test_an_invocation_id_that_names_no_invocation_of_the_session_is_404(
     assert missing.json()["type"] == "session-not-found"
 
 
+def test_an_invocation_id_no_invocation_can_have_is_422_on_every_route(http: httpx.Client) -> None:
+    sid = _new_session(http)
+    nul = "e-a\u0000b"  # PostgreSQL refuses a NUL in a query: never a database error
+
+    for path in ("/run", "/run_sse"):
+        answer = http.post(path, json=_body(sid, invocationId=nul))
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["type"] == "invalid-identifier"
+    invocation = f"{SESSIONS}/{sid}/invocations/e-a%00b"
+    for method, suffix in (("GET", ""), ("POST", "/cancel"), ("GET", "/events")):
+        answer = http.request(method, invocation + suffix)
+        assert answer.status_code == 422, (method, suffix, answer.text)
+        assert answer.json()["errors"][0]["loc"] == ["path", "invocation_id"]
+
+
 @pytest.mark.parametrize("path", ["/run", "/run_sse"])
 def test_a_completed_invocation_id_is_409_not_resumable(http: httpx.Client, path: str) -> None:
     sid = _new_session(http)
