@@ -68,7 +68,8 @@ _OF_USER = (
 _SESSIONS_FIRST_PAGE = register(
     select(_sessions).where(*_OF_USER).order_by(*_SESSIONS_BY_RECENCY).limit(bindparam("k_limit"))
 )
-# A row comparison, so the (app_name, user_id, update_time, id) index serves it as one range.
+# The user's sessions come from the (app_name, user_id, id) key; the keyset cursor is a row
+# comparison on (update_time, id), so pages never repeat or skip a session.
 _SESSIONS_PAGE_AFTER = register(
     select(_sessions)
     .where(
