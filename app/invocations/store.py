@@ -33,7 +33,7 @@ from app.errors import (
 )
 from app.invocations.models import Invocation, InvocationStatus, SessionRef
 from app.pagination import decode_page_token, encode_page_token
-from app.sessions.base import prepare_event
+from app.sessions.base import event_row, prepare_event
 from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.models import Event
 
@@ -361,17 +361,7 @@ def _answer_open_calls(
     seq = sessions.claim_next_seq_by_pk(session_pk, now=now)
     if seq is None:  # the session was deleted
         return
-    sessions.insert_event(
-        {
-            "session_pk": session_pk,
-            "seq": seq,
-            "id": closing.id,
-            "invocation_id": invocation_id,
-            "author": closing.author,
-            "timestamp": closing.timestamp,
-            "event": wire,
-        }
-    )
+    sessions.insert_event(event_row(session_pk, seq, closing, wire))
 
 
 def _acquire(db: Db, invocation_id: str, session_pk: int, owner: str, ttl: float) -> bool:

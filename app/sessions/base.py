@@ -392,6 +392,19 @@ def check_event_values(event: Event) -> None:
             check_storable(part.function_response.response, (*loc, "functionResponse", "response"))
 
 
+def event_row(session_pk: int, seq: int, event: Event, wire: dict[str, Any]) -> dict[str, Any]:
+    """The events-table row of `event` at `seq` (its wire JSON from `prepare_event`)."""
+    return {
+        "session_pk": session_pk,
+        "seq": seq,
+        "id": event.id,
+        "invocation_id": event.invocation_id,
+        "author": event.author,
+        "timestamp": event.timestamp,
+        "event": wire,
+    }
+
+
 def prepare_event(
     event: Event, limits: StorageLimits | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -36,6 +36,7 @@ from app.sessions.base import (
     SessionPage,
     StorageLimits,
     apply_event_to_session,
+    event_row,
     prepare_event,
     prepare_import,
 )
@@ -138,15 +139,7 @@ class DatabaseSessionService(BaseSessionService):
             )
             sessions.insert_events(
                 [
-                    {
-                        "session_pk": session_pk,
-                        "seq": seq,
-                        "id": event.id,
-                        "invocation_id": event.invocation_id,
-                        "author": event.author,
-                        "timestamp": event.timestamp,
-                        "event": wire,
-                    }
+                    event_row(session_pk, seq, event, wire)
                     for seq, (event, wire) in enumerate(
                         zip(events, prepared.events, strict=True), 1
                     )
@@ -383,17 +376,7 @@ class DatabaseSessionService(BaseSessionService):
         def unit(db: Db) -> tuple[int, float, int]:
             sessions = SessionRepository(db)
             session_pk, stored_state, create_time, seq = claim(sessions)
-            sessions.insert_event(
-                {
-                    "session_pk": session_pk,
-                    "seq": seq,
-                    "id": event.id,
-                    "invocation_id": event.invocation_id,
-                    "author": event.author,
-                    "timestamp": event.timestamp,
-                    "event": wire,
-                }
-            )
+            sessions.insert_event(event_row(session_pk, seq, event, wire))
             if scoped.session:
                 new_state = {**stored_state, **scoped.session}
                 self._limits.check_state(new_state)
