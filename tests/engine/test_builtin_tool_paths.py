@@ -9,6 +9,7 @@ from app import tools
 _PATHS = [
     ("app.tools.exit_loop_tool", "exit_loop"),
     ("app.tools.transfer_to_agent_tool", "transfer_to_agent"),
+    ("app.tools.long_running_tool", "LongRunningFunctionTool"),
 ]
 
 
