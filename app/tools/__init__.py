@@ -4,6 +4,9 @@ from app.tools.agent_tool import AgentTool
 from app.tools.base_tool import BaseTool
 from app.tools.builtin import exit_loop, transfer_to_agent
 from app.tools.function_tool import FunctionTool
+from app.tools.get_user_choice_tool import get_user_choice_tool as get_user_choice
+from app.tools.load_artifacts_tool import load_artifacts_tool as load_artifacts
+from app.tools.load_memory_tool import load_memory_tool as load_memory
 from app.tools.long_running_tool import LongRunningFunctionTool
 from app.tools.tool_context import ToolContext
 
@@ -14,5 +17,8 @@ __all__ = [
     "LongRunningFunctionTool",
     "ToolContext",
     "exit_loop",
+    "get_user_choice",
+    "load_artifacts",
+    "load_memory",
     "transfer_to_agent",
 ]

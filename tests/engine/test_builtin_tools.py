@@ -4,9 +4,10 @@ from google.genai import types
 
 from app.agents import LlmAgent
 from app.invocations.runner import InMemoryRunner
-from app.tools import LongRunningFunctionTool
+from app.tools import LongRunningFunctionTool, get_user_choice, load_artifacts, load_memory
 from app.tools.tool_context import ToolContext
-from tests.engine.helpers import ScriptModel, calls_response, run_turn, text_response
+from tests.engine.conftest import Services
+from tests.engine.helpers import ScriptModel, calls_response, run_turn, text_response, texts
 
 
 async def _in_memory_runner(agent: LlmAgent) -> InMemoryRunner:
@@ -75,3 +76,117 @@ def test_a_long_running_tool_tells_the_model_not_to_call_it_again() -> None:
     assert "Do not call this tool again" in declaration.description
     assert declaration.parameters is not None
     assert list(declaration.parameters.properties or {}) == ["amount"]
+
+
+async def test_get_user_choice_pauses_until_the_client_sends_the_choice() -> None:
+    model = ScriptModel(
+        replies=[
+            calls_response(("get_user_choice", {"options": ["tea", "coffee"]})),
+            text_response("coffee it is"),
+        ]
+    )
+    agent = LlmAgent(name="agent", model=model, tools=[get_user_choice])
+    runner = await _in_memory_runner(agent)
+
+    events = await run_turn(runner, "tea or coffee?")
+
+    (call,) = events[-1].get_function_calls()
+    assert call.id is not None
+    assert call.args == {"options": ["tea", "coffee"]}
+    assert events[-1].long_running_tool_ids == [call.id]
+    assert not any(e.get_function_responses() for e in events)
+
+    later = [
+        e
+        async for e in runner.run_async(
+            user_id="u",
+            session_id="s",
+            new_message=_answer(call.id, "get_user_choice", {"result": "coffee"}),
+        )
+    ]
+
+    assert texts(later) == ["coffee it is"]
+
+
+async def test_load_artifacts_lists_the_artifacts_then_reads_the_named_ones() -> None:
+    model = ScriptModel(
+        replies=[
+            calls_response(("load_artifacts", {})),
+            calls_response(("load_artifacts", {"artifact_names": ["notes.txt", "logo.png"]})),
+            calls_response(("load_artifacts", {"artifact_names": ["profile.json", "nope"]})),
+            text_response("read them"),
+        ]
+    )
+    agent = LlmAgent(name="agent", model=model, tools=[load_artifacts])
+    runner = await _in_memory_runner(agent)
+    service = runner.artifact_service
+    assert service is not None
+    for filename, part in [
+        ("notes.txt", types.Part(text="buy milk")),
+        ("logo.png", types.Part.from_bytes(data=b"\x89PNG" * 256, mime_type="image/png")),
+        (
+            "user:profile.json",
+            types.Part.from_bytes(data=b'{"a": 1}', mime_type="application/json"),
+        ),
+    ]:
+        await service.save_artifact(
+            app_name="app", user_id="u", session_id="s", filename=filename, artifact=part
+        )
+
+    events = await run_turn(runner, "what do my files say?")
+
+    listed, read, read_user = [e.get_function_responses()[0].response for e in events[2:7:2]]
+    available = ["logo.png", "notes.txt", "user:profile.json"]
+    assert listed == {"available_artifacts": available, "artifacts": {}}
+    assert read == {
+        "available_artifacts": available,
+        "artifacts": {
+            "notes.txt": "buy milk",
+            "logo.png": "[Binary artifact logo.png: type image/png, 1.0 KB; "
+            "its content cannot be shown as text.]",
+        },
+    }
+    assert read_user == {
+        "available_artifacts": available,
+        "artifacts": {"profile.json": '{"a": 1}'},
+        "not_found": ["nope"],
+    }
+    assert texts(events)[-1] == "read them"
+
+
+async def test_load_memory_finds_what_an_earlier_session_said(services: Services) -> None:
+    model = ScriptModel(
+        replies=[
+            text_response("Your favourite colour is teal."),
+            calls_response(("load_memory", {"query": "favourite colour"})),
+            text_response("teal"),
+        ]
+    )
+    agent = LlmAgent(name="agent", model=model, tools=[load_memory])
+    runner = services.runner(agent)
+    for session_id in ("earlier", "now"):
+        await services.sessions.create_session(app_name="app", user_id="u", session_id=session_id)
+    await run_turn(runner, "remember my favourite colour", session_id="earlier")
+    earlier = await services.sessions.get_session(app_name="app", user_id="u", session_id="earlier")
+    assert earlier is not None
+    await services.memory.add_session_to_memory(earlier)
+
+    events = await run_turn(runner, "what is my favourite colour?", session_id="now")
+
+    (response,) = events[2].get_function_responses()
+    assert response.response is not None
+    remembered = [
+        part["text"]
+        for memory in response.response["memories"]
+        for part in memory["content"]["parts"]
+    ]
+    assert "Your favourite colour is teal." in remembered
+    assert texts(events)[-1] == "teal"
+
+
+def test_load_memory_is_declared_with_its_query_and_advice() -> None:
+    declaration = load_memory.get_declaration()
+
+    assert declaration.parameters is not None
+    assert declaration.parameters.required == ["query"]
+    assert "call load_memory function with a query" in (declaration.description or "")
