@@ -38,7 +38,17 @@ from app.sessions.in_memory import InMemorySessionService
 from app.sessions.models import Event, EventActions, NodeInfo, new_invocation_id
 
 # InvocationFailed is re-exported: ADK-style code imports it from the Runner's module.
-__all__ = ["App", "InMemoryRunner", "InvocationFailed", "Runner"]
+__all__ = ["App", "InMemoryRunner", "InvocationFailed", "ResumabilityConfig", "Runner"]
+
+
+class ResumabilityConfig(BaseModel):
+    """ADK's resumability switch, accepted so ADK apps construct; it changes nothing here.
+
+    agentd's Runner continues an invocation under its own id (a run without a new message)
+    whether or not `is_resumable` is set.
+    """
+
+    is_resumable: bool = False
 
 
 class App(BaseModel):
@@ -49,6 +59,7 @@ class App(BaseModel):
     name: str
     root_agent: BaseAgent
     plugins: list[BasePlugin] = Field(default_factory=list)
+    resumability_config: ResumabilityConfig | None = None
 
 
 class Runner:

@@ -1,0 +1,132 @@
+"""ADK agent code imports under `app` with `google.adk` renamed: every path names agentd's class."""
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from app.agents.base_agent import BaseAgent
+from app.agents.llm_agent import Agent, LlmAgent
+from app.agents.workflow import LoopAgent, ParallelAgent, SequentialAgent
+from app.artifacts.base import BaseArtifactService
+from app.artifacts.in_memory import InMemoryArtifactService
+from app.contexts.callback import CallbackContext
+from app.contexts.invocation import InvocationContext, RunConfig
+from app.contexts.readonly import ReadonlyContext
+from app.contexts.tool import ToolContext
+from app.invocations.runner import App, InMemoryRunner, ResumabilityConfig, Runner
+from app.memory.base import BaseMemoryService
+from app.memory.in_memory import InMemoryMemoryService
+from app.models.gemini import Gemini
+from app.models.llm import BaseLlm, LlmRequest, LlmResponse
+from app.sessions.base import BaseSessionService
+from app.sessions.database import DatabaseSessionService
+from app.sessions.in_memory import InMemorySessionService
+from app.sessions.models import Event, EventActions, Session
+from app.sessions.state import State
+from tests.engine.helpers import run_turn, texts
+
+ADK_PATHS: list[tuple[str, str, object]] = [
+    ("app", "Agent", Agent),
+    ("app", "Runner", Runner),
+    ("app.agents", "Agent", Agent),
+    ("app.agents", "LlmAgent", LlmAgent),
+    ("app.agents", "BaseAgent", BaseAgent),
+    ("app.agents", "SequentialAgent", SequentialAgent),
+    ("app.agents", "ParallelAgent", ParallelAgent),
+    ("app.agents", "LoopAgent", LoopAgent),
+    ("app.agents", "InvocationContext", InvocationContext),
+    ("app.agents", "RunConfig", RunConfig),
+    ("app.agents", "Context", ToolContext),
+    ("app.agents", "CallbackContext", CallbackContext),
+    ("app.agents", "ReadonlyContext", ReadonlyContext),
+    ("app.agents.llm_agent", "Agent", Agent),
+    ("app.agents.llm_agent", "LlmAgent", LlmAgent),
+    ("app.agents.base_agent", "BaseAgent", BaseAgent),
+    ("app.agents.sequential_agent", "SequentialAgent", SequentialAgent),
+    ("app.agents.parallel_agent", "ParallelAgent", ParallelAgent),
+    ("app.agents.loop_agent", "LoopAgent", LoopAgent),
+    ("app.agents.callback_context", "CallbackContext", CallbackContext),
+    ("app.agents.readonly_context", "ReadonlyContext", ReadonlyContext),
+    ("app.agents.invocation_context", "InvocationContext", InvocationContext),
+    ("app.agents.run_config", "RunConfig", RunConfig),
+    ("app.apps", "App", App),
+    ("app.apps", "ResumabilityConfig", ResumabilityConfig),
+    ("app.events", "Event", Event),
+    ("app.events", "EventActions", EventActions),
+    ("app.runners", "Runner", Runner),
+    ("app.runners", "InMemoryRunner", InMemoryRunner),
+    ("app.models", "BaseLlm", BaseLlm),
+    ("app.models", "LlmRequest", LlmRequest),
+    ("app.models", "LlmResponse", LlmResponse),
+    ("app.models.llm_request", "LlmRequest", LlmRequest),
+    ("app.models.llm_response", "LlmResponse", LlmResponse),
+    ("app.models.base_llm", "BaseLlm", BaseLlm),
+    ("app.models.google_llm", "Gemini", Gemini),
+    ("app.sessions", "BaseSessionService", BaseSessionService),
+    ("app.sessions", "InMemorySessionService", InMemorySessionService),
+    ("app.sessions", "DatabaseSessionService", DatabaseSessionService),
+    ("app.sessions", "Session", Session),
+    ("app.sessions", "State", State),
+    ("app.artifacts", "BaseArtifactService", BaseArtifactService),
+    ("app.artifacts", "InMemoryArtifactService", InMemoryArtifactService),
+    ("app.memory", "BaseMemoryService", BaseMemoryService),
+    ("app.memory", "InMemoryMemoryService", InMemoryMemoryService),
+]
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "expected"), ADK_PATHS, ids=[f"{m}.{n}" for m, n, _ in ADK_PATHS]
+)
+def test_adk_path_names_agentds_own_class(module: str, name: str, expected: object) -> None:
+    assert getattr(importlib.import_module(module), name) is expected
+
+
+def test_importing_app_loads_neither_agents_nor_runner() -> None:
+    # A fresh interpreter: this one has imported everything already.
+    code = "import sys, app; print(sorted(m for m in sys.modules if m.startswith('app.')))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_unknown_top_level_name_is_an_attribute_error() -> None:
+    import app
+
+    with pytest.raises(AttributeError, match="NoSuchThing"):
+        _ = app.NoSuchThing
+
+
+def test_app_accepts_adks_resumability_config() -> None:
+    from app.apps import App, ResumabilityConfig
+
+    agent = LlmAgent(name="solo", model="scripted")
+    config = ResumabilityConfig(is_resumable=True)
+    assert App(name="a", root_agent=agent, resumability_config=config).resumability_config == config
+    assert ResumabilityConfig().is_resumable is False
+
+
+async def test_adk_style_pipeline_runs_with_only_its_imports_renamed() -> None:
+    from app import Agent
+    from app.agents.sequential_agent import SequentialAgent
+    from app.runners import InMemoryRunner
+
+    draft = Agent(
+        name="draft", model="scripted", instruction="Just say 'a draft'", output_key="draft"
+    )
+    review = Agent(name="review", model="scripted", instruction="Just say 'looks good'")
+    pipeline = SequentialAgent(name="pipeline", sub_agents=[draft, review])
+    runner = InMemoryRunner(pipeline, app_name="adk_paths")
+    await runner.session_service.create_session(app_name="adk_paths", user_id="u", session_id="s")
+
+    events = await run_turn(runner, "write something")
+
+    assert texts(events) == ["write something", "a draft", "looks good"]
+    assert [e.author for e in events] == ["user", "draft", "review"]
+    stored = await runner.session_service.get_session(
+        app_name="adk_paths", user_id="u", session_id="s"
+    )
+    assert stored is not None
+    assert stored.state == {"draft": "a draft"}
