@@ -20,6 +20,7 @@ from app.memory.base import BaseMemoryService
 from app.memory.in_memory import InMemoryMemoryService
 from app.models.gemini import Gemini
 from app.models.llm import BaseLlm, LlmRequest, LlmResponse
+from app.models.registry import LLMRegistry
 from app.sessions.base import BaseSessionService
 from app.sessions.database import DatabaseSessionService
 from app.sessions.in_memory import InMemorySessionService
@@ -60,6 +61,8 @@ ADK_PATHS: list[tuple[str, str, object]] = [
     ("app.models", "BaseLlm", BaseLlm),
     ("app.models", "LlmRequest", LlmRequest),
     ("app.models", "LlmResponse", LlmResponse),
+    ("app.models", "Gemini", Gemini),
+    ("app.models", "LLMRegistry", LLMRegistry),
     ("app.models.llm_request", "LlmRequest", LlmRequest),
     ("app.models.llm_response", "LlmResponse", LlmResponse),
     ("app.models.base_llm", "BaseLlm", BaseLlm),
