@@ -3,7 +3,8 @@
 A before-agent callback (plugins first) that returns Content skips the agent and ends the
 invocation with that reply, as ADK does; an after-agent callback's Content replaces the agent's
 output. State a callback writes rides on the event that callback produces; a callback that only
-wrote state produces an actions-only event, so nothing it changed is lost.
+wrote state produces an actions-only event, so nothing it changed is lost. An agent that raises
+tells the plugins' on_agent_error_callback (instead of the after-agent callbacks) and re-raises.
 """
 
 from collections.abc import AsyncGenerator
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from app.agents.callbacks import CallbackSlot, dispatch
 from app.contexts.callback import CallbackContext
 from app.contexts.invocation import InvocationContext
+from app.plugins.manager import notify_plugins
 from app.sessions.models import Event, EventActions, NodeInfo
 
 
@@ -91,18 +93,29 @@ class BaseAgent(BaseModel):
     async def run_async(self, parent_context: InvocationContext) -> AsyncGenerator[Event, None]:
         """Run this agent with its callbacks; yields the events it produces."""
         ctx = parent_context.for_agent(self)
-        event = await self._callback_event(ctx, before=True)
-        if event is not None:
-            yield event
-        if ctx.ended:
-            return
-        async for event in self._run_async_impl(ctx):
-            yield event
-        if ctx.ended:
-            return
-        event = await self._callback_event(ctx, before=False)
-        if event is not None:
-            yield event
+        try:
+            event = await self._callback_event(ctx, before=True)
+            if event is not None:
+                yield event
+            if ctx.ended:
+                return
+            async for event in self._run_async_impl(ctx):
+                yield event
+            if ctx.ended:
+                return
+            event = await self._callback_event(ctx, before=False)
+            if event is not None:
+                yield event
+        except Exception as error:
+            # ADK's on_agent_error_callback: the plugins are told, the error goes on up.
+            await notify_plugins(
+                ctx.plugin_manager.plugins,
+                "on_agent_error_callback",
+                agent=self,
+                callback_context=CallbackContext(ctx),
+                error=error,
+            )
+            raise
 
     async def _callback_event(self, ctx: InvocationContext, *, before: bool) -> Event | None:
         actions = EventActions()

@@ -31,7 +31,7 @@ from app.contexts.invocation import InvocationContext, RunConfig
 from app.errors import AgentdError, InvocationFailed, SessionNotFound
 from app.memory.base import BaseMemoryService
 from app.plugins.base_plugin import BasePlugin
-from app.plugins.manager import PluginManager
+from app.plugins.manager import PluginManager, merge_event
 from app.sessions.base import BaseSessionService, NewArtifactVersion
 from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.in_memory import InMemorySessionService
@@ -138,6 +138,11 @@ class Runner:
             plugin_manager=self.plugin_manager,
         )
         if new_message is not None:
+            replaced = await self.plugin_manager.run(
+                "on_user_message_callback", invocation_context=ctx, user_message=new_message
+            )
+            if replaced is not None:
+                new_message = ctx.user_content = replaced
             metadata = ctx.run_config.custom_metadata
             user_event = Event(
                 author="user",
@@ -154,11 +159,18 @@ class Runner:
                 yield await self._append(ctx, agent.make_event(ctx, content=reply))
                 return
             async for event in agent.run_async(ctx):
+                replacement = await self.plugin_manager.run(
+                    "on_event_callback", invocation_context=ctx, event=event
+                )
+                event = merge_event(event, replacement)
                 yield event if event.partial else await self._append(ctx, event)
             await self.plugin_manager.run("after_run_callback", invocation_context=ctx)
         except (GeneratorExit, asyncio.CancelledError):
             raise
         except Exception as exc:
+            await self.plugin_manager.notify(
+                "on_run_error_callback", invocation_context=ctx, error=exc
+            )
             for recorded in await self._record_failure(ctx, agent, exc):
                 yield recorded
             if isinstance(exc, AgentdError):

@@ -1,4 +1,8 @@
-"""BasePlugin: override any hook; a non-None result short-circuits like an agent callback would."""
+"""BasePlugin: override any hook; a non-None result short-circuits like an agent callback would.
+
+The hooks and their names are ADK 2.13's. The two error hooks (`on_agent_error_callback`,
+`on_run_error_callback`) only observe: every plugin is told, and the error is raised anyway.
+"""
 
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +14,7 @@ if TYPE_CHECKING:
     from app.contexts.invocation import InvocationContext
     from app.contexts.tool import ToolContext
     from app.models.llm import LlmRequest, LlmResponse
+    from app.sessions.models import Event
     from app.tools.base_tool import BaseTool
 
 
@@ -19,14 +24,36 @@ class BasePlugin:
     def __init__(self, name: str) -> None:
         self.name = name
 
+    async def on_user_message_callback(
+        self, *, invocation_context: "InvocationContext", user_message: types.Content
+    ) -> types.Content | None:
+        """A new user message arrived, before it is stored; Content replaces it."""
+        return None
+
     async def before_run_callback(
         self, *, invocation_context: "InvocationContext"
     ) -> types.Content | None:
         """Before the root agent runs; Content ends the invocation with that reply."""
         return None
 
+    async def on_event_callback(
+        self, *, invocation_context: "InvocationContext", event: "Event"
+    ) -> "Event | None":
+        """An agent yielded `event`, before it is stored and yielded; see `merge_event`."""
+        return None
+
     async def after_run_callback(self, *, invocation_context: "InvocationContext") -> None:
         """After the invocation finished."""
+        return None
+
+    async def on_run_error_callback(
+        self, *, invocation_context: "InvocationContext", error: Exception
+    ) -> None:
+        """The invocation failed (instead of after_run); notification only, `error` is raised."""
+        return None
+
+    async def close(self) -> None:
+        """Release what the plugin holds (ADK's `Runner.close`)."""
         return None
 
     async def before_agent_callback(
@@ -39,6 +66,12 @@ class BasePlugin:
         self, *, agent: "BaseAgent", callback_context: "CallbackContext"
     ) -> types.Content | None:
         """After any agent ran; Content replaces its output."""
+        return None
+
+    async def on_agent_error_callback(
+        self, *, agent: "BaseAgent", callback_context: "CallbackContext", error: Exception
+    ) -> None:
+        """An agent raised (instead of after_agent); notification only, `error` is raised."""
         return None
 
     async def before_model_callback(

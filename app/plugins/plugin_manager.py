@@ -1,0 +1,5 @@
+"""ADK's module path for the PluginManager (`app.plugins.plugin_manager`)."""
+
+from app.plugins.manager import PluginManager
+
+__all__ = ["PluginManager"]
