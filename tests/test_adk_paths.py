@@ -16,12 +16,12 @@ from app.contexts.invocation import InvocationContext, RunConfig
 from app.contexts.readonly import ReadonlyContext
 from app.contexts.tool import ToolContext
 from app.invocations.runner import App, InMemoryRunner, ResumabilityConfig, Runner
-from app.memory.base import BaseMemoryService
+from app.memory.base import BaseMemoryService, SearchMemoryResponse
 from app.memory.in_memory import InMemoryMemoryService
 from app.models.gemini import Gemini
 from app.models.llm import BaseLlm, LlmRequest, LlmResponse
 from app.models.registry import LLMRegistry
-from app.sessions.base import BaseSessionService
+from app.sessions.base import BaseSessionService, GetSessionConfig
 from app.sessions.database import DatabaseSessionService
 from app.sessions.in_memory import InMemorySessionService
 from app.sessions.models import Event, EventActions, Session
@@ -56,6 +56,10 @@ ADK_PATHS: list[tuple[str, str, object]] = [
     ("app.apps", "ResumabilityConfig", ResumabilityConfig),
     ("app.events", "Event", Event),
     ("app.events", "EventActions", EventActions),
+    ("app.events.event", "Event", Event),
+    ("app.events.event_actions", "EventActions", EventActions),
+    ("app.apps.app", "App", App),
+    ("app.apps.app", "ResumabilityConfig", ResumabilityConfig),
     ("app.runners", "Runner", Runner),
     ("app.runners", "InMemoryRunner", InMemoryRunner),
     ("app.models", "BaseLlm", BaseLlm),
@@ -72,10 +76,25 @@ ADK_PATHS: list[tuple[str, str, object]] = [
     ("app.sessions", "DatabaseSessionService", DatabaseSessionService),
     ("app.sessions", "Session", Session),
     ("app.sessions", "State", State),
+    ("app.sessions.session", "Session", Session),
+    ("app.sessions.state", "State", State),
+    ("app.sessions.base_session_service", "BaseSessionService", BaseSessionService),
+    ("app.sessions.base_session_service", "GetSessionConfig", GetSessionConfig),
+    ("app.sessions.in_memory_session_service", "InMemorySessionService", InMemorySessionService),
+    ("app.sessions.database_session_service", "DatabaseSessionService", DatabaseSessionService),
     ("app.artifacts", "BaseArtifactService", BaseArtifactService),
     ("app.artifacts", "InMemoryArtifactService", InMemoryArtifactService),
+    ("app.artifacts.base_artifact_service", "BaseArtifactService", BaseArtifactService),
+    (
+        "app.artifacts.in_memory_artifact_service",
+        "InMemoryArtifactService",
+        InMemoryArtifactService,
+    ),
     ("app.memory", "BaseMemoryService", BaseMemoryService),
     ("app.memory", "InMemoryMemoryService", InMemoryMemoryService),
+    ("app.memory.base_memory_service", "BaseMemoryService", BaseMemoryService),
+    ("app.memory.base_memory_service", "SearchMemoryResponse", SearchMemoryResponse),
+    ("app.memory.in_memory_memory_service", "InMemoryMemoryService", InMemoryMemoryService),
 ]
 
 
