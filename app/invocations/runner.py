@@ -30,6 +30,7 @@ from app.artifacts.in_memory import InMemoryArtifactService
 from app.contexts.invocation import InvocationContext, RunConfig
 from app.errors import AgentdError, InvocationFailed, SessionNotFound
 from app.memory.base import BaseMemoryService
+from app.memory.in_memory import InMemoryMemoryService
 from app.plugins.base_plugin import BasePlugin
 from app.plugins.manager import PluginManager, merge_event
 from app.sessions.base import BaseSessionService, NewArtifactVersion
@@ -177,6 +178,10 @@ class Runner:
                 raise
             raise InvocationFailed(f"{type(exc).__name__}: {exc}") from exc
 
+    async def close(self) -> None:
+        """Release what the runner holds: its plugins' `close` hooks (ADK's `Runner.close`)."""
+        await self.plugin_manager.close()
+
     def run(
         self,
         *,
@@ -304,13 +309,27 @@ def _transferable_to_root(agent: LlmAgent) -> bool:
 
 
 class InMemoryRunner(Runner):
-    """A Runner with in-memory session and artifact services (ADK's InMemoryRunner)."""
+    """A Runner with in-memory session, artifact and memory services (ADK's InMemoryRunner).
 
-    def __init__(self, agent: BaseAgent, *, app_name: str = "InMemoryRunner") -> None:
+    Takes an agent or an `App`, and plugins, as ADK's does; the app name defaults to the App's
+    name, else "InMemoryRunner".
+    """
+
+    def __init__(
+        self,
+        agent: BaseAgent | None = None,
+        *,
+        app_name: str | None = None,
+        plugins: Sequence[BasePlugin] | None = None,
+        app: App | None = None,
+    ) -> None:
         sessions = InMemorySessionService()
         super().__init__(
-            app_name=app_name,
+            app_name=app_name or (app.name if app is not None else "InMemoryRunner"),
             agent=agent,
+            app=app,
+            plugins=plugins,
             session_service=sessions,
             artifact_service=InMemoryArtifactService(session_service=sessions),
+            memory_service=InMemoryMemoryService(),
         )
