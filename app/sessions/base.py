@@ -5,6 +5,7 @@ Arguments are keyword-only (as in ADK) so call sites stay readable and the port 
 """
 
 import json
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from app.errors import (
 )
 from app.sessions.models import Event, EventActions, Session, new_invocation_id
 from app.sessions.state import ScopedDelta, State, persistable_delta, split_delta
-from app.wire import Loc, check_storable
+from app.wire import Loc, check_storable, validate_id
 
 
 @dataclass(frozen=True)
@@ -390,6 +391,11 @@ def check_event_values(event: Event) -> None:
             check_storable(part.function_call.args, (*loc, "functionCall", "args"))
         if part.function_response is not None and part.function_response.response:
             check_storable(part.function_response.response, (*loc, "functionResponse", "response"))
+
+
+def session_id_or_new(session_id: str | None) -> str:
+    """The caller's session id if valid (InvalidIdentifier if not), else a new random one."""
+    return uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
 
 
 def event_row(session_pk: int, seq: int, event: Event, wire: dict[str, Any]) -> dict[str, Any]:

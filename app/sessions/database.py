@@ -10,7 +10,6 @@ writers of different `app:`/`user:` keys never lose each other's write. Reads ru
 """
 
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -39,11 +38,12 @@ from app.sessions.base import (
     event_row,
     prepare_event,
     prepare_import,
+    session_id_or_new,
 )
 from app.sessions.history_cache import HistoryCache
 from app.sessions.models import Event, Session
 from app.sessions.state import ScopedDelta, merge_state, split_delta
-from app.wire import Loc, check_storable, validate_id
+from app.wire import Loc, check_storable
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -83,9 +83,7 @@ class DatabaseSessionService(BaseSessionService):
         session_id: str | None = None,
     ) -> Session:
         """Create a session (generated id if `session_id` is None)."""
-        session_id = (
-            uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
-        )
+        session_id = session_id_or_new(session_id)
         check_storable(state or {}, ("state",))
         scoped = split_delta(state or {})
         self._limits.check_state(scoped.session)
@@ -118,9 +116,7 @@ class DatabaseSessionService(BaseSessionService):
         loc: Loc = (),
     ) -> Session:
         """Create the session with its events, state and shared state in one unit of work."""
-        session_id = (
-            uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
-        )
+        session_id = session_id_or_new(session_id)
         prepared = prepare_import(state, events, self._limits, loc=loc)
         now = time.time()
 

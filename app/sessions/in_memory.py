@@ -10,7 +10,6 @@ the service from an event loop in another thread.
 import copy
 import threading
 import time
-import uuid
 from collections.abc import Awaitable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -32,10 +31,11 @@ from app.sessions.base import (
     apply_event_to_session,
     prepare_event,
     prepare_import,
+    session_id_or_new,
 )
 from app.sessions.models import Event, Session
 from app.sessions.state import merge_state, split_delta
-from app.wire import Loc, check_storable, validate_id
+from app.wire import Loc, check_storable
 
 T = TypeVar("T")
 
@@ -110,9 +110,7 @@ class InMemorySessionService(BaseSessionService):
         state: dict[str, Any] | None,
         session_id: str | None,
     ) -> Session:
-        session_id = (
-            uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
-        )
+        session_id = session_id_or_new(session_id)
         check_storable(state or {}, ("state",))
         scoped = split_delta(copy.deepcopy(state or {}))
         self._limits.check_state(scoped.session)
@@ -137,9 +135,7 @@ class InMemorySessionService(BaseSessionService):
         loc: Loc = (),
     ) -> Session:
         """Create the session with its events, state and shared state, all or nothing."""
-        session_id = (
-            uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
-        )
+        session_id = session_id_or_new(session_id)
         prepared = prepare_import(state, events, self._limits, loc=loc)
         # The stored events hold the deltas' values: the state gets copies of its own.
         scoped = copy.deepcopy(prepared.state)
