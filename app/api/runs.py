@@ -56,28 +56,20 @@ async def _launch(
     mode: Literal["wait", "stream"],
 ) -> RunHandle:
     """A new invocation for the message, or the resumed one `invocationId` names."""
-    run_config = RunConfigRequest(streaming_mode="sse" if body.streaming else "none")
+    fields: dict[str, Any] = {
+        "new_message": body.new_message,
+        "state_delta": body.state_delta,
+        "custom_metadata": body.custom_metadata,
+        "run_config": RunConfigRequest(streaming_mode="sse" if body.streaming else "none"),
+        "mode": mode,
+        "multitask_strategy": "enqueue",
+    }
     if body.invocation_id is not None:
-        resume = ResumeInvocationRequest(
-            new_message=body.new_message,
-            state_delta=body.state_delta,
-            custom_metadata=body.custom_metadata,
-            run_config=run_config,
-            mode=mode,
-            multitask_strategy="enqueue",
-        )
+        resume = ResumeInvocationRequest(**fields)
         return await manager.resume(ref, body.invocation_id, resume)
     if body.new_message is None:  # pragma: no cover - RunAgentRequest refuses it
         raise InvalidRequest("newMessage is required unless invocationId names an invocation.")
-    request = CreateInvocationRequest(
-        new_message=body.new_message,
-        state_delta=body.state_delta,
-        custom_metadata=body.custom_metadata,
-        run_config=run_config,
-        mode=mode,
-        multitask_strategy="enqueue",
-    )
-    return await manager.start(ref, request)
+    return await manager.start(ref, CreateInvocationRequest(**fields))
 
 
 RESPONSES: dict[int | str, dict[str, Any]] = {
