@@ -58,6 +58,7 @@ from app.invocations.models import (
     ResumeInvocationRequest,
     SessionRef,
 )
+from app.invocations.outcomes import OutcomeRecorder
 from app.invocations.registry import AppRegistry
 from app.invocations.runner import Runner
 from app.invocations.store import InvocationStore, StoredInvocation
@@ -143,7 +144,7 @@ class InvocationManager:
         self._runners: dict[str, Runner] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._waiters = SessionWaiters()
-        self._pending_finishes: set[asyncio.Task[None]] = set()
+        self._outcomes = OutcomeRecorder(store, self._waiters.wake)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -166,10 +167,7 @@ class InvocationManager:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        pending = list(self._pending_finishes)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        await self._outcomes.close()
         await self._store.stop_listening()
 
     def _on_session_free(self, session_pk: int, owner: str) -> None:
@@ -357,7 +355,15 @@ class InvocationManager:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
-            final = await self._record_end(run, ref, request.mode, status, error)
+            final = await self._outcomes.record(
+                ref,
+                run.invocation_id,
+                run.session_pk,
+                mode=request.mode,
+                create_time=run.create_time,
+                status=status,
+                error=error,
+            )
             # The session may be free now (or this was the queued run others lined up behind).
             self._waiters.wake(run.session_pk)
             if held:
@@ -367,84 +373,6 @@ class InvocationManager:
             # A resume of the invocation may have started its next run meanwhile.
             if self._runs.get(run.invocation_id) is run:
                 del self._runs[run.invocation_id]
-
-    async def _record_end(
-        self,
-        run: LocalRun,
-        ref: SessionRef,
-        mode: str,
-        status: InvocationStatus,
-        error: dict[str, Any] | None,
-    ) -> Invocation:
-        """Store the invocation's outcome; the final resource, which waiters are answered with.
-
-        Never raises: whoever waits for the run (a `/run`, a follower, shutdown) must get an
-        answer. If the database cannot take the write now, the outcome as this replica knows it
-        is the answer, and the write is retried in the background until the database is back.
-        """
-        final: Invocation | None = None
-        try:
-            final = await asyncio.shield(
-                self._store.finish(run.invocation_id, run.session_pk, status, error)
-            )
-        except Exception:
-            logger.warning(
-                "recording the end of invocation %s failed; retrying in the background",
-                run.invocation_id,
-                exc_info=True,
-            )
-            self._finish_later(run.invocation_id, run.session_pk, status, error)
-        if final is not None:
-            return final
-        return Invocation(  # as known here (the row is gone with its session, or unreachable)
-            id=run.invocation_id,
-            app_name=ref.app_name,
-            user_id=ref.user_id,
-            session_id=ref.session_id,
-            status=status,
-            mode=mode,
-            create_time=run.create_time,
-            end_time=time.time(),
-            error=error,
-        )
-
-    def _finish_later(
-        self,
-        invocation_id: str,
-        session_pk: int,
-        status: InvocationStatus,
-        error: dict[str, Any] | None,
-    ) -> None:
-        task = asyncio.create_task(
-            self._retry_finish(invocation_id, session_pk, status, error),
-            name=f"finish {invocation_id}",
-        )
-        self._pending_finishes.add(task)
-        task.add_done_callback(self._pending_finishes.discard)
-
-    async def _retry_finish(
-        self,
-        invocation_id: str,
-        session_pk: int,
-        status: InvocationStatus,
-        error: dict[str, Any] | None,
-    ) -> None:
-        """Write the outcome once the database is back (backoff 0.5 s doubling to 10 s).
-
-        Abandoned at shutdown: the lease then expires and a reaper records the invocation as
-        interrupted, the state every unrecorded end falls back to.
-        """
-        delay = 0.5
-        while True:
-            await asyncio.sleep(delay)
-            try:
-                await self._store.finish(invocation_id, session_pk, status, error)
-            except Exception:
-                delay = min(delay * 2, 10.0)
-                continue
-            logger.info("recorded the end of invocation %s after a retry", invocation_id)
-            self._waiters.wake(session_pk)  # its lease is released only now
-            return
 
     async def _wait_for_lease(self, run: LocalRun) -> None:
         deadline = time.monotonic() + self._settings.enqueue_timeout_seconds

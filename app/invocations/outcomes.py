@@ -1,0 +1,101 @@
+"""Writing an invocation's final status, even while the database is away.
+
+Whoever waits for a run (a `/run`, a follower, shutdown) must get an answer, so recording the end
+never raises: if the database cannot take the write now, the waiters get the outcome as this
+replica knows it, and the write is retried in the background until the database is back.
+"""
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from app.invocations.models import Invocation, InvocationStatus, SessionRef
+from app.invocations.store import InvocationStore
+
+logger = logging.getLogger("agentd.invocations")
+
+
+class OutcomeRecorder:
+    """Records invocation ends through the store; retries the ones the database refused."""
+
+    def __init__(self, store: InvocationStore, on_released: Callable[[int], None]) -> None:
+        self._store = store
+        # Called with the session's key when a retried write released its lease at last.
+        self._on_released = on_released
+        self._pending: set[asyncio.Task[None]] = set()
+
+    async def record(
+        self,
+        ref: SessionRef,
+        invocation_id: str,
+        session_pk: int,
+        *,
+        mode: str,
+        create_time: float,
+        status: InvocationStatus,
+        error: dict[str, Any] | None,
+    ) -> Invocation:
+        """Store the outcome; the final resource, which waiters are answered with."""
+        final: Invocation | None = None
+        try:
+            final = await asyncio.shield(
+                self._store.finish(invocation_id, session_pk, status, error)
+            )
+        except Exception:
+            logger.warning(
+                "recording the end of invocation %s failed; retrying in the background",
+                invocation_id,
+                exc_info=True,
+            )
+            task = asyncio.create_task(
+                self._retry(invocation_id, session_pk, status, error),
+                name=f"finish {invocation_id}",
+            )
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+        if final is not None:
+            return final
+        return Invocation(  # as known here (the row is gone with its session, or unreachable)
+            id=invocation_id,
+            app_name=ref.app_name,
+            user_id=ref.user_id,
+            session_id=ref.session_id,
+            status=status,
+            mode=mode,
+            create_time=create_time,
+            end_time=time.time(),
+            error=error,
+        )
+
+    async def close(self) -> None:
+        """Abandon the pending retries (shutdown): the lease then expires and a reaper records
+        the invocation as interrupted, the state every unrecorded end falls back to."""
+        pending = list(self._pending)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _retry(
+        self,
+        invocation_id: str,
+        session_pk: int,
+        status: InvocationStatus,
+        error: dict[str, Any] | None,
+    ) -> None:
+        """Write the outcome once the database is back (backoff 0.5 s doubling to 10 s)."""
+        delay = 0.5
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                await self._store.finish(invocation_id, session_pk, status, error)
+            except Exception:
+                delay = min(delay * 2, 10.0)
+                continue
+            logger.info("recorded the end of invocation %s after a retry", invocation_id)
+            self._on_released(session_pk)
+            return
+
+
+__all__ = ["OutcomeRecorder"]
