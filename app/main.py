@@ -40,8 +40,8 @@ from app.observability import (
 )
 from app.security.api_keys import ApiKeyService
 from app.security.authenticator import Authenticator
-from app.sessions.base import StorageLimits
 from app.sessions.database import DatabaseSessionService
+from app.sessions.storage import StorageLimits
 from app.settings import Settings, get_settings
 
 logger = logging.getLogger("agentd")

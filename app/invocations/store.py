@@ -33,9 +33,9 @@ from app.errors import (
 )
 from app.invocations.models import Invocation, InvocationStatus, SessionRef
 from app.pagination import decode_page_token, encode_page_token
-from app.sessions.base import event_row, prepare_event
 from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.models import Event
+from app.sessions.storage import event_row, prepare_event
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine

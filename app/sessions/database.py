@@ -33,16 +33,18 @@ from app.sessions.base import (
     GetSessionConfig,
     NewArtifactVersion,
     SessionPage,
-    StorageLimits,
     apply_event_to_session,
+)
+from app.sessions.history_cache import HistoryCache
+from app.sessions.models import Event, Session
+from app.sessions.state import ScopedDelta, merge_state, split_delta
+from app.sessions.storage import (
+    StorageLimits,
     event_row,
     prepare_event,
     prepare_import,
     session_id_or_new,
 )
-from app.sessions.history_cache import HistoryCache
-from app.sessions.models import Event, Session
-from app.sessions.state import ScopedDelta, merge_state, split_delta
 from app.wire import Loc, check_storable
 
 if TYPE_CHECKING:

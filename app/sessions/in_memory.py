@@ -27,14 +27,11 @@ from app.sessions.base import (
     GetSessionConfig,
     NewArtifactVersion,
     SessionPage,
-    StorageLimits,
     apply_event_to_session,
-    prepare_event,
-    prepare_import,
-    session_id_or_new,
 )
 from app.sessions.models import Event, Session
 from app.sessions.state import merge_state, split_delta
+from app.sessions.storage import StorageLimits, prepare_event, prepare_import, session_id_or_new
 from app.wire import Loc, check_storable
 
 T = TypeVar("T")
