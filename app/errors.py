@@ -87,6 +87,14 @@ class AppLoadError(AgentdError):
     default_title = "App failed to load."
 
 
+class LocalCodeExecutionDisabled(AgentdError):
+    """An agent asked for UnsafeLocalCodeExecutor, which the operator did not allow."""
+
+    problem_type = "local-code-execution-disabled"
+    status_code_ = 500
+    default_title = "Local code execution is disabled."
+
+
 class SessionNotFound(NotFoundError):
     """No such session for this app and user."""
 

@@ -122,6 +122,14 @@ class Settings(BaseSettings):
         description="Parsed events kept in memory across turns (LRU by session); 0 disables.",
     )
 
+    allow_local_code_execution: bool = Field(
+        default=False,
+        description="Let agents run model-written Python on this host (UnsafeLocalCodeExecutor).",
+    )
+    code_execution_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="Wall-clock limit of one local code execution."
+    )
+
     @field_validator("jwt_secret")
     @classmethod
     def _refuse_weak_secret(cls, value: str) -> str:

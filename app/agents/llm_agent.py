@@ -15,25 +15,38 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, Literal
 
 from google.genai import types
-from pydantic import Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter
 
 from app.agents.base_agent import BaseAgent
 from app.agents.callbacks import CallbackSlot, dispatch
 from app.agents.contents import build_contents
 from app.agents.functions import run_function_calls
 from app.agents.instructions import inject_state
+from app.agents.request_shaping import (
+    apply_code_executor,
+    apply_planner,
+    process_response,
+    static_instruction_text,
+)
+from app.code_executors.base_code_executor import BaseCodeExecutor
+from app.code_executors.built_in_code_executor import BuiltInCodeExecutor
+from app.code_executors.code_execution_utils import CodeExecutionInput, result_part
 from app.contexts.callback import CallbackContext
 from app.contexts.invocation import InvocationContext, StreamingMode
 from app.contexts.readonly import ReadonlyContext
+from app.contexts.tool import ToolContext
 from app.models.llm import BaseLlm, LlmRequest, LlmResponse
 from app.models.registry import LLMRegistry
 from app.observability.metrics import record_llm_call
+from app.planners.base_planner import BasePlanner
 from app.sessions.models import Event, EventActions
 from app.tools.base_tool import BaseTool
 from app.tools.builtin import transfer_to_agent
 from app.tools.function_tool import FunctionTool
+from app.tools.set_model_response_tool import SetModelResponseTool, structured_answer
 
 InstructionProvider = Callable[[ReadonlyContext], str | Awaitable[str]]
+StaticInstruction = str | types.Content | types.Part | list[str | types.Part]
 ToolUnion = Callable[..., Any] | BaseTool
 
 
@@ -43,10 +56,19 @@ class LlmAgent(BaseAgent):
     model: str | BaseLlm = ""
     instruction: str | InstructionProvider = ""
     global_instruction: str | InstructionProvider = ""
+    #: Sent first in the system instruction, never templated; `instruction` then goes into the
+    #: contents (ADK: a stable prefix that providers' context caches can reuse).
+    static_instruction: StaticInstruction | None = None
     tools: list[ToolUnion] = Field(default_factory=list)
     generate_content_config: types.GenerateContentConfig | None = None
     include_contents: Literal["default", "none"] = "default"
+    #: The type the final answer must be (a pydantic model, or any type pydantic validates).
+    output_schema: Any = None
+    #: The arguments this agent takes when it is used as an AgentTool.
+    input_schema: type[BaseModel] | None = None
     output_key: str | None = None
+    planner: BasePlanner | None = None
+    code_executor: BaseCodeExecutor | None = None
     disallow_transfer_to_parent: bool = False
     disallow_transfer_to_peers: bool = False
     before_model_callback: CallbackSlot = None
@@ -118,14 +140,28 @@ class LlmAgent(BaseAgent):
             outcome.done = True
             return
         calls = model_event.get_function_calls()
-        if not calls or model_event.error_code:
+        if model_event.error_code:
             outcome.done = True
+            return
+        if not calls:
+            code_result = await self._execute_code(ctx, model_event)
+            if code_result is None:
+                outcome.done = True
+            else:  # the model continues with the code's output
+                yield code_result
             return
         response_event = await run_function_calls(self, ctx, calls, llm_request.tools_dict)
         if response_event is None:  # only long-running tools: the client answers later
             outcome.done = True
             return
         yield response_event
+        answer = structured_answer(
+            response_event.content.parts or [] if response_event.content else []
+        )
+        if answer is not None:  # set_model_response: its arguments are the final answer
+            outcome.done = True
+            yield self._structured_event(ctx, answer)
+            return
         merged = response_event.actions
         if merged.transfer_to_agent:
             outcome.done = True
@@ -141,6 +177,7 @@ class LlmAgent(BaseAgent):
     # -- model ----------------------------------------------------------------------------
 
     async def _build_request(self, ctx: InvocationContext) -> LlmRequest:
+        """The request for the next model call, built in ADK's order (see request_shaping)."""
         llm = self.canonical_model
         config = (
             self.generate_content_config.model_copy(deep=True)
@@ -148,23 +185,43 @@ class LlmAgent(BaseAgent):
             else types.GenerateContentConfig()
         )
         llm_request = LlmRequest(model=llm.model, config=config)
+        schema_by_tool = self.output_schema is not None and bool(self.tools)
+        if schema_by_tool and llm.capabilities.output_schema_with_tools:
+            schema_by_tool = False
+        if self.output_schema is not None and not schema_by_tool:
+            llm_request.set_output_schema(self.output_schema)
         readonly = ReadonlyContext(ctx)
         root = self.root_agent
         if isinstance(root, LlmAgent) and root.global_instruction:
             llm_request.append_instructions(
                 [await _resolve_instruction(root.global_instruction, readonly)]
             )
+        dynamic: types.Content | None = None
+        if self.static_instruction is not None:
+            llm_request.append_instructions([static_instruction_text(self.static_instruction)])
         if self.instruction:
-            llm_request.append_instructions(
-                [await _resolve_instruction(self.instruction, readonly)]
-            )
+            text = await _resolve_instruction(self.instruction, readonly)
+            if self.static_instruction is None:
+                llm_request.append_instructions([text])
+            else:
+                dynamic = types.Content(role="user", parts=[types.Part(text=text)])
+        contents = build_contents(ctx, self.name, self.include_contents)
+        llm_request.contents = [*contents, dynamic] if dynamic is not None else contents
+        if self.planner is not None:
+            apply_planner(self.planner, readonly, llm_request)
+        if self.code_executor is not None:
+            apply_code_executor(self.code_executor, llm_request)
         tools = self.canonical_tools
+        if schema_by_tool:
+            tools.append(SetModelResponseTool(self.output_schema))
+            llm_request.append_instructions([_SET_MODEL_RESPONSE_INSTRUCTION])
         targets = self.transfer_targets()
         if targets:
             llm_request.append_instructions([_transfer_instruction(self, targets)])
             tools.append(FunctionTool(transfer_to_agent))
-        llm_request.append_tools(tools)
-        llm_request.contents = build_contents(ctx, self.name, self.include_contents)
+        tool_context = ToolContext(ctx)
+        for tool in tools:
+            await tool.process_llm_request(tool_context=tool_context, llm_request=llm_request)
         return llm_request
 
     async def _call_model(
@@ -191,7 +248,10 @@ class LlmAgent(BaseAgent):
                 if response.partial:
                     yield response
                 else:
-                    yield await self._after_model(ctx, callback_context, response)
+                    response = await self._after_model(ctx, callback_context, response)
+                    yield process_response(
+                        self.planner, self.code_executor, callback_context, response
+                    )
         except Exception as error:
             replacement = await dispatch(
                 ctx.plugin_manager,
@@ -249,9 +309,43 @@ class LlmAgent(BaseAgent):
     def _save_output(self, callback_context: CallbackContext, event: Event) -> None:
         if not self.output_key or not event.is_final_response() or event.content is None:
             return
+        if event.author != self.name:
+            return
         text = "".join(p.text or "" for p in event.content.parts or [] if not p.thought)
-        if text:
-            callback_context.state[self.output_key] = text
+        if not text:
+            return
+        value: Any = text
+        if self.output_schema is not None:  # ADK: the answer is validated, stored as data
+            adapter: TypeAdapter[Any] = TypeAdapter(self.output_schema)
+            value = adapter.dump_python(adapter.validate_json(text), mode="json", exclude_none=True)
+        callback_context.state[self.output_key] = value
+
+    def _structured_event(self, ctx: InvocationContext, answer: str) -> Event:
+        """set_model_response's arguments as the agent's final JSON answer."""
+        actions = EventActions()
+        event = self.make_event(
+            ctx,
+            content=types.Content(role="model", parts=[types.Part(text=answer)]),
+            actions=actions,
+        )
+        self._save_output(CallbackContext(ctx, event_actions=actions), event)
+        return event
+
+    async def _execute_code(self, ctx: InvocationContext, model_event: Event) -> Event | None:
+        """Run the answer's code block with the agent's executor; its result as an event."""
+        executor = self.code_executor
+        if executor is None or isinstance(executor, BuiltInCodeExecutor):
+            return None
+        parts = model_event.content.parts if model_event.content else None
+        code = next((p.executable_code.code for p in parts or [] if p.executable_code), None)
+        if code is None or model_event.partial:
+            return None
+        result = await executor.execute_code(
+            ctx, CodeExecutionInput(code=code, execution_id=ctx.invocation_id)
+        )
+        return self.make_event(
+            ctx, content=types.Content(role="model", parts=[result_part(result)])
+        )
 
     # -- tools ----------------------------------------------------------------------------
 
@@ -282,6 +376,12 @@ async def _resolve_instruction(
     if inspect.isawaitable(result):
         result = await result
     return str(result)
+
+
+_SET_MODEL_RESPONSE_INSTRUCTION = (
+    "After completing any needed tool calls, provide your final response by calling "
+    "set_model_response with the required fields."
+)
 
 
 def _transfer_instruction(agent: LlmAgent, targets: list[BaseAgent]) -> str:

@@ -6,7 +6,8 @@ from typing import Any
 
 from google.genai import types
 
-from app.contexts.invocation import InvocationContext
+from app.contexts.invocation import InvocationContext, RunConfig
+from app.sessions.models import Session
 
 
 class ReadonlyContext:
@@ -54,3 +55,13 @@ class ReadonlyContext:
     def branch(self) -> str | None:
         """The agent's branch (`parent.child` inside a ParallelAgent)."""
         return self._invocation_context.branch
+
+    @property
+    def session(self) -> Session:
+        """The session as the invocation sees it (ADK; read it, change it through `state`)."""
+        return self._invocation_context.session
+
+    @property
+    def run_config(self) -> RunConfig:
+        """The invocation's run configuration."""
+        return self._invocation_context.run_config

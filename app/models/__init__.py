@@ -1,7 +1,7 @@
 """LLM backends: the BaseLlm port and its messages, the registry, Gemini, the scripted model."""
 
 from app.models.gemini import Gemini
-from app.models.llm import BaseLlm, LlmRequest, LlmResponse
+from app.models.llm import BaseLlm, LlmCapabilities, LlmRequest, LlmResponse
 from app.models.registry import LLMRegistry
 
-__all__ = ["BaseLlm", "Gemini", "LLMRegistry", "LlmRequest", "LlmResponse"]
+__all__ = ["BaseLlm", "Gemini", "LLMRegistry", "LlmCapabilities", "LlmRequest", "LlmResponse"]

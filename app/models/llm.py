@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from app.tools.base_tool import BaseTool
 
 # LLMRegistry is re-exported: it lived here before it had a module of its own.
-__all__ = ["BaseLlm", "LLMRegistry", "LlmRequest", "LlmResponse"]
+__all__ = ["BaseLlm", "LLMRegistry", "LlmCapabilities", "LlmRequest", "LlmResponse"]
 
 
 class LlmRequest(BaseModel):
@@ -47,7 +47,11 @@ class LlmRequest(BaseModel):
             self.config.system_instruction = f"{current}\n\n{text}"
 
     def append_tools(self, tools: "list[BaseTool]") -> None:
-        """Declare `tools` to the model and remember them by name for dispatch."""
+        """Declare `tools` to the model and remember them by name for dispatch.
+
+        Declarations join the request's one function-declarations Tool, so tools that declare
+        themselves one by one (`BaseTool.process_llm_request`) still reach the model as one list.
+        """
         declarations = []
         for tool in tools:
             declaration = tool.get_declaration()
@@ -56,10 +60,17 @@ class LlmRequest(BaseModel):
                 self.tools_dict[tool.name] = tool
         if not declarations:
             return
-        self.config.tools = [
-            *(self.config.tools or []),
-            types.Tool(function_declarations=declarations),
-        ]
+        existing = self.config.tools or []
+        for entry in existing:
+            if isinstance(entry, types.Tool) and entry.function_declarations is not None:
+                entry.function_declarations.extend(declarations)
+                return
+        self.config.tools = [*existing, types.Tool(function_declarations=declarations)]
+
+    def set_output_schema(self, schema: Any) -> None:
+        """Ask the model for JSON that matches `schema` (a pydantic model or a type)."""
+        self.config.response_schema = schema
+        self.config.response_mime_type = "application/json"
 
     def system_instruction_text(self) -> str:
         """The system instruction flattened to text (for offline models and logs)."""
@@ -110,12 +121,30 @@ class LlmResponse(ModelOutput):
         )
 
 
+class LlmCapabilities(BaseModel):
+    """What a backend can do beyond plain generation, where the engine must choose a strategy.
+
+    `output_schema_with_tools`: the backend honours a response schema while tools are declared.
+    When it cannot (Gemini's API today, as ADK decides outside Vertex AI), an agent with both
+    `output_schema` and tools gets ADK's `set_model_response` tool instead.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    output_schema_with_tools: bool = False
+
+
 class BaseLlm(BaseModel, ABC):
     """A model backend. Subclasses say which model names they serve in `supported_models`."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     model: str
+
+    @property
+    def capabilities(self) -> LlmCapabilities:
+        """What this backend supports (see LlmCapabilities)."""
+        return LlmCapabilities()
 
     @classmethod
     def supported_models(cls) -> list[str]:

@@ -105,8 +105,16 @@ class Event(WireModel, ModelOutput):
         if self.actions.skip_summarization or self.long_running_tool_ids:
             return True
         return (
-            not self.get_function_calls() and not self.get_function_responses() and not self.partial
+            not self.get_function_calls()
+            and not self.get_function_responses()
+            and not self.partial
+            and not self.has_trailing_code_execution_result()
         )
+
+    def has_trailing_code_execution_result(self) -> bool:
+        """Whether the content ends with a code execution's result (the model answers next)."""
+        parts = self.content.parts if self.content is not None else None
+        return parts is not None and len(parts) > 0 and parts[-1].code_execution_result is not None
 
     @classmethod
     def from_stored(cls, seq: int, data: dict[str, Any]) -> "Event":

@@ -3,22 +3,28 @@
 from app.tools.agent_tool import AgentTool
 from app.tools.base_tool import BaseTool
 from app.tools.builtin import exit_loop, transfer_to_agent
+from app.tools.example_tool import ExampleTool
 from app.tools.function_tool import FunctionTool
 from app.tools.get_user_choice_tool import get_user_choice_tool as get_user_choice
+from app.tools.google_search_tool import google_search
 from app.tools.load_artifacts_tool import load_artifacts_tool as load_artifacts
 from app.tools.load_memory_tool import load_memory_tool as load_memory
 from app.tools.long_running_tool import LongRunningFunctionTool
+from app.tools.preload_memory_tool import preload_memory_tool as preload_memory
 from app.tools.tool_context import ToolContext
 
 __all__ = [
     "AgentTool",
     "BaseTool",
+    "ExampleTool",
     "FunctionTool",
     "LongRunningFunctionTool",
     "ToolContext",
     "exit_loop",
     "get_user_choice",
+    "google_search",
     "load_artifacts",
     "load_memory",
+    "preload_memory",
     "transfer_to_agent",
 ]

@@ -9,6 +9,7 @@ forwarded to the calling tool's context; its model calls count against the same 
 from typing import TYPE_CHECKING, Any
 
 from google.genai import types
+from pydantic import BaseModel, TypeAdapter
 
 from app.contexts.invocation import InvocationContext
 from app.contexts.tool import ToolContext
@@ -22,15 +23,29 @@ if TYPE_CHECKING:
 
 
 class AgentTool(BaseTool):
-    """Wraps an agent so a model can call it with a `request` string."""
+    """Wraps an agent so a model can call it with a `request` string (or its input_schema)."""
 
     def __init__(self, agent: "BaseAgent", skip_summarization: bool = False) -> None:
         super().__init__(name=agent.name, description=agent.description)
         self.agent = agent
         self.skip_summarization = skip_summarization
 
+    def _schemas(self) -> tuple[type[BaseModel] | None, Any]:
+        """The wrapped agent's input_schema and output_schema (LlmAgent fields; else None)."""
+        return (
+            getattr(self.agent, "input_schema", None),
+            getattr(self.agent, "output_schema", None),
+        )
+
     def get_declaration(self) -> types.FunctionDeclaration:
-        """One string parameter, `request`."""
+        """The agent's input_schema as parameters; without one, a `request` string."""
+        input_schema, _ = self._schemas()
+        if input_schema is not None:
+            return types.FunctionDeclaration(
+                name=self.name,
+                description=self.description,
+                parameters_json_schema=input_schema.model_json_schema(),
+            )
         return types.FunctionDeclaration(
             name=self.name,
             description=self.description,
@@ -58,7 +73,13 @@ class AgentTool(BaseTool):
             session_id=parent.session.id,
             state=state,
         )
-        message = types.Content(role="user", parts=[types.Part(text=str(args.get("request", "")))])
+        input_schema, output_schema = self._schemas()
+        text = (
+            input_schema.model_validate(args).model_dump_json(exclude_none=True)
+            if input_schema is not None
+            else str(args.get("request", ""))
+        )
+        message = types.Content(role="user", parts=[types.Part(text=text)])
         await sessions.append_event(
             session, Event(author="user", invocation_id=parent.invocation_id, content=message)
         )
@@ -83,4 +104,9 @@ class AgentTool(BaseTool):
                 if text:
                     last_text = text
         ctx.shared.ended = False  # the wrapped agent ending its run does not end the caller's
+        if output_schema is not None and last_text:  # ADK: structured answers stay structured
+            adapter: TypeAdapter[Any] = TypeAdapter(output_schema)
+            return adapter.dump_python(
+                adapter.validate_json(last_text), mode="json", exclude_none=True
+            )
         return last_text

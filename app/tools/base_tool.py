@@ -1,11 +1,14 @@
 """BaseTool: something a model can call by name, declared to it as a FunctionDeclaration."""
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
 from app.contexts.tool import ToolContext
+
+if TYPE_CHECKING:
+    from app.models.llm import LlmRequest
 
 
 class BaseTool(ABC):
@@ -19,6 +22,18 @@ class BaseTool(ABC):
     def get_declaration(self) -> types.FunctionDeclaration | None:
         """How the tool is declared to the model (None: not declared, e.g. built-in tools)."""
         return None
+
+    async def process_llm_request(
+        self, *, tool_context: ToolContext, llm_request: "LlmRequest"
+    ) -> None:
+        """Shape the model request before each model call (ADK's hook).
+
+        The default declares the tool. Tools that only shape the request (preload_memory,
+        google_search, examples) or that also add to it (load_artifacts) override this; they
+        may edit `llm_request` freely, since it is built anew for every call.
+        """
+        del tool_context
+        llm_request.append_tools([self])
 
     @abstractmethod
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:

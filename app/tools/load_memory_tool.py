@@ -1,14 +1,16 @@
 """load_memory: the model searches the user's remembered sessions with a query.
 
-ADK tells the model about its memory in the system instruction, from a request hook LlmAgent
-does not call; the same advice rides in this tool's description instead. The package exports the
-tool (`load_memory_tool`) as `load_memory`, as ADK does.
+As ADK does, the tool also tells the model about its memory in the system instruction. The
+package exports the tool (`load_memory_tool`) as `load_memory`, as ADK does.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.contexts.tool import ToolContext
 from app.tools.function_tool import FunctionTool
+
+if TYPE_CHECKING:
+    from app.models.llm import LlmRequest
 
 _ADVICE = (
     "You have memory. You can use it to answer questions. If any questions need you to look up "
@@ -27,11 +29,17 @@ async def load_memory(query: str, tool_context: ToolContext) -> dict[str, Any]:
 
 
 class LoadMemoryTool(FunctionTool):
-    """load_memory as a tool whose description says when to use it."""
+    """load_memory, with ADK's advice to the model in the system instruction."""
 
     def __init__(self) -> None:
         super().__init__(load_memory)
-        self.description = f"{self.description}\n\n{_ADVICE}"
+
+    async def process_llm_request(
+        self, *, tool_context: ToolContext, llm_request: "LlmRequest"
+    ) -> None:
+        """Declare the tool and tell the model it has memory."""
+        await super().process_llm_request(tool_context=tool_context, llm_request=llm_request)
+        llm_request.append_instructions([_ADVICE])
 
 
 load_memory_tool = LoadMemoryTool()

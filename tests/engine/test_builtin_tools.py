@@ -108,10 +108,11 @@ async def test_get_user_choice_pauses_until_the_client_sends_the_choice() -> Non
     assert texts(later) == ["coffee it is"]
 
 
-async def test_load_artifacts_lists_the_artifacts_then_reads_the_named_ones() -> None:
+async def test_load_artifacts_lists_names_then_attaches_the_named_ones_to_the_next_request() -> (
+    None
+):
     model = ScriptModel(
         replies=[
-            calls_response(("load_artifacts", {})),
             calls_response(("load_artifacts", {"artifact_names": ["notes.txt", "logo.png"]})),
             calls_response(("load_artifacts", {"artifact_names": ["profile.json", "nope"]})),
             text_response("read them"),
@@ -121,12 +122,17 @@ async def test_load_artifacts_lists_the_artifacts_then_reads_the_named_ones() ->
     runner = await _in_memory_runner(agent)
     service = runner.artifact_service
     assert service is not None
+    logo = types.Part.from_bytes(data=b"\x89PNG" * 256, mime_type="image/png")
     for filename, part in [
         ("notes.txt", types.Part(text="buy milk")),
-        ("logo.png", types.Part.from_bytes(data=b"\x89PNG" * 256, mime_type="image/png")),
+        ("logo.png", logo),
         (
             "user:profile.json",
             types.Part.from_bytes(data=b'{"a": 1}', mime_type="application/json"),
+        ),
+        (
+            "data.bin",
+            types.Part.from_bytes(data=b"\x00" * 2048, mime_type="application/octet-stream"),
         ),
     ]:
         await service.save_artifact(
@@ -135,23 +141,72 @@ async def test_load_artifacts_lists_the_artifacts_then_reads_the_named_ones() ->
 
     events = await run_turn(runner, "what do my files say?")
 
-    listed, read, read_user = [e.get_function_responses()[0].response for e in events[2:7:2]]
-    available = ["logo.png", "notes.txt", "user:profile.json"]
-    assert listed == {"available_artifacts": available, "artifacts": {}}
-    assert read == {
-        "available_artifacts": available,
-        "artifacts": {
-            "notes.txt": "buy milk",
-            "logo.png": "[Binary artifact logo.png: type image/png, 1.0 KB; "
-            "its content cannot be shown as text.]",
-        },
-    }
-    assert read_user == {
-        "available_artifacts": available,
-        "artifacts": {"profile.json": '{"a": 1}'},
-        "not_found": ["nope"],
-    }
+    # Every request lists the names in the system instruction (ADK's wording).
+    available = '["data.bin", "logo.png", "notes.txt", "user:profile.json"]'
+    for request in model.requests:
+        assert f"You have a list of artifacts:\n  {available}" in request.system_instruction_text()
+        assert "load_artifacts" in request.tools_dict
+    # The tool's reply only confirms the names, and the session never stores the content ...
+    first = events[2].get_function_responses()[0].response
+    assert first is not None
+    assert first["artifact_names"] == ["notes.txt", "logo.png"]
+    assert "temporarily inserted" in first["status"]
+    stored = "".join(str(e.content) for e in events)
+    assert "buy milk" not in stored
+    # ... which the next request gets as user turns after the function response.
+    attached = model.requests[1].contents[-2:]
+    assert [c.role for c in attached] == ["user", "user"]
+    assert attached[0].parts is not None
+    assert attached[0].parts[0].text == "Artifact notes.txt is:"
+    assert attached[0].parts[1].text == "buy milk"
+    assert attached[1].parts is not None
+    assert attached[1].parts[1].inline_data is not None
+    assert attached[1].parts[1].inline_data.mime_type == "image/png"  # images go inline
+    # A name not in the session is read from the user's artifacts; JSON arrives as text, and a
+    # name found nowhere is skipped.
+    user_turns = model.requests[2].contents[-1:]
+    assert user_turns[0].parts is not None
+    assert [p.text for p in user_turns[0].parts] == ["Artifact profile.json is:", '{"a": 1}']
     assert texts(events)[-1] == "read them"
+
+
+async def test_load_artifacts_describes_binary_content_a_model_cannot_take_inline() -> None:
+    model = ScriptModel(
+        replies=[
+            calls_response(("load_artifacts", {"artifact_names": ["data.bin"]})),
+            text_response("done"),
+        ]
+    )
+    agent = LlmAgent(name="agent", model=model, tools=[load_artifacts])
+    runner = await _in_memory_runner(agent)
+    assert runner.artifact_service is not None
+    await runner.artifact_service.save_artifact(
+        app_name="app",
+        user_id="u",
+        session_id="s",
+        filename="data.bin",
+        artifact=types.Part.from_bytes(data=b"\x00" * 2048, mime_type="application/octet-stream"),
+    )
+
+    await run_turn(runner, "read data.bin")
+
+    described = model.requests[1].contents[-1].parts
+    assert described is not None
+    assert described[1].text == (
+        "[Binary artifact: data.bin, type: application/octet-stream, size: 2.0 KB. "
+        "Content cannot be displayed inline.]"
+    )
+
+
+async def test_load_artifacts_adds_nothing_when_the_session_has_no_artifacts() -> None:
+    model = ScriptModel(replies=[text_response("none")])
+    agent = LlmAgent(name="agent", model=model, tools=[load_artifacts])
+    runner = await _in_memory_runner(agent)
+
+    await run_turn(runner, "anything?")
+
+    assert "You have a list of artifacts" not in model.requests[0].system_instruction_text()
+    assert "load_artifacts" in model.requests[0].tools_dict
 
 
 async def test_load_memory_finds_what_an_earlier_session_said(services: Services) -> None:
@@ -184,9 +239,14 @@ async def test_load_memory_finds_what_an_earlier_session_said(services: Services
     assert texts(events)[-1] == "teal"
 
 
-def test_load_memory_is_declared_with_its_query_and_advice() -> None:
+async def test_load_memory_is_declared_with_its_query_and_advises_in_the_instruction() -> None:
     declaration = load_memory.get_declaration()
-
     assert declaration.parameters is not None
     assert declaration.parameters.required == ["query"]
-    assert "call load_memory function with a query" in (declaration.description or "")
+    model = ScriptModel(replies=[text_response("ok")])
+    runner = await _in_memory_runner(LlmAgent(name="agent", model=model, tools=[load_memory]))
+
+    await run_turn(runner, "hi")
+
+    instruction = model.requests[0].system_instruction_text()
+    assert "call load_memory function with a query" in instruction
