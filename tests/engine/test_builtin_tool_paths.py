@@ -15,6 +15,9 @@ _PATHS = [
     ("app.tools.get_user_choice_tool", "get_user_choice_tool", "get_user_choice"),
     ("app.tools.load_artifacts_tool", "load_artifacts_tool", "load_artifacts"),
     ("app.tools.load_memory_tool", "load_memory_tool", "load_memory"),
+    ("app.tools.preload_memory_tool", "preload_memory_tool", "preload_memory"),
+    ("app.tools.google_search_tool", "google_search", "google_search"),
+    ("app.tools.example_tool", "ExampleTool", "ExampleTool"),
 ]
 # Module-level names ADK defines beside the tool instances.
 _ALSO = [
@@ -22,6 +25,9 @@ _ALSO = [
     ("app.tools.load_artifacts_tool", "LoadArtifactsTool"),
     ("app.tools.load_memory_tool", "load_memory"),
     ("app.tools.load_memory_tool", "LoadMemoryTool"),
+    ("app.tools.preload_memory_tool", "PreloadMemoryTool"),
+    ("app.tools.google_search_tool", "GoogleSearchTool"),
+    ("app.tools.set_model_response_tool", "SetModelResponseTool"),
 ]
 
 
