@@ -4,7 +4,8 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
-from google.genai import errors
+from google.genai import errors, types
+from pydantic import BaseModel
 
 from app.agents import LlmAgent
 from app.agents.callback_context import CallbackContext
@@ -12,6 +13,7 @@ from app.contexts.invocation import RunConfig, StreamingMode
 from app.invocations.runner import InvocationFailed
 from app.models.gemini import Gemini
 from app.models.llm import LlmRequest
+from app.planners import BuiltInPlanner
 from tests.engine.conftest import Services
 from tests.engine.helpers import run_turn, text_response, texts
 from tests.gemini_stub import GeminiStub
@@ -113,3 +115,57 @@ async def test_gemini_api_error_without_callback_fails_the_invocation_with_a_typ
     stored = await services.sessions.get_session(app_name="app", user_id="u", session_id="s")
     assert stored is not None
     assert stored.events[-1].error_code == "ClientError"
+
+
+class CityAnswer(BaseModel):
+    """A structured answer."""
+
+    city: str
+    country: str
+
+
+async def test_structured_output_and_thinking_reach_gemini_on_the_wire(
+    services: Services, stub: GeminiStub, gemini: Gemini
+) -> None:
+    stub.reply_json(
+        {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [
+                            {"text": "France's capital is well known.", "thought": True},
+                            {"text": '{"city": "Paris", "country": "France"}'},
+                        ],
+                    },
+                    "finishReason": "STOP",
+                }
+            ]
+        }
+    )
+    agent = LlmAgent(
+        name="capital",
+        model=gemini,
+        output_schema=CityAnswer,
+        output_key="answer",
+        planner=BuiltInPlanner(
+            thinking_config=types.ThinkingConfig(include_thoughts=True, thinking_budget=512)
+        ),
+    )
+    await services.sessions.create_session(app_name="app", user_id="u", session_id="s")
+
+    events = await run_turn(services.runner(agent), "Capital of France?")
+
+    config = stub.requests[0]["body"]["generationConfig"]
+    assert config["responseMimeType"] == "application/json"
+    assert set(config["responseSchema"]["properties"]) == {"city", "country"}
+    # google-genai passes the thinking config through with its field names (the API takes both).
+    assert config["thinkingConfig"] == {"include_thoughts": True, "thinking_budget": 512}
+    # The thought is stored on the event, apart from the answer, which is validated into state.
+    final = events[-1]
+    assert final.content is not None
+    assert final.content.parts is not None
+    assert [p.thought for p in final.content.parts] == [True, None]
+    stored = await services.sessions.get_session(app_name="app", user_id="u", session_id="s")
+    assert stored is not None
+    assert stored.state["answer"] == {"city": "Paris", "country": "France"}
