@@ -6,6 +6,7 @@ implementations, as ADK exports its artifact services from `google.adk.artifacts
 
 from app.artifacts.base import ArtifactContent, ArtifactScope, BaseArtifactService
 from app.artifacts.database import DatabaseArtifactService
+from app.artifacts.gcs_artifact_service import GcsArtifactService
 from app.artifacts.in_memory import InMemoryArtifactService
 
 __all__ = [
@@ -13,5 +14,6 @@ __all__ = [
     "ArtifactScope",
     "BaseArtifactService",
     "DatabaseArtifactService",
+    "GcsArtifactService",
     "InMemoryArtifactService",
 ]
