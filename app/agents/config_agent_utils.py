@@ -84,6 +84,8 @@ def _from_config(path: Path, loading: tuple[Path, ...]) -> BaseAgent:
         raise
     except ConfigError as exc:
         raise AppLoadError(f"Agent config {path}: {exc}") from exc
+    except Exception as exc:  # whatever a referenced module or constructor raised
+        raise AppLoadError(f"Agent config {path}: {type(exc).__name__}: {exc}") from exc
 
 
 def load_config(path: Path) -> LlmAgentConfig:

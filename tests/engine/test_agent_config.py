@@ -15,6 +15,7 @@ from app.agents.config_agent_utils import from_config
 from app.errors import AppLoadError
 from app.invocations.registry import AppRegistry
 from app.invocations.runner import InMemoryRunner
+from app.models.scripted import ScriptedLlm
 from app.tools import exit_loop, get_user_choice, load_memory
 from app.tools.agent_tool import AgentTool
 from tests.engine.helpers import run_turn, texts
@@ -22,6 +23,7 @@ from tests.engine.helpers import run_turn, texts
 TOOLS_PY = '''
 from typing import Any
 
+from app.models.scripted import ScriptedLlm
 from app.tools import BaseTool, ToolContext
 from app.tools.tool_configs import ToolArgsConfig
 
@@ -47,6 +49,14 @@ greeter = Greeter(greeting="hello")
 
 def make_greeter(args: ToolArgsConfig) -> Greeter:
     return Greeter(**args.as_kwargs())
+
+
+def make_model(name: str, *, rules: tuple = ()) -> ScriptedLlm:
+    return ScriptedLlm(model=name, rules=list(rules))
+
+
+def exploding_tool(args: ToolArgsConfig) -> Greeter:
+    raise RuntimeError("no tool today")
 '''
 
 CALLBACKS_PY = """
@@ -132,6 +142,26 @@ def test_config_sets_the_llm_agent_fields_it_names(app_dir: Path) -> None:
     assert agent.generate_content_config == types.GenerateContentConfig(
         temperature=0.2, max_output_tokens=64
     )
+
+
+def test_model_code_builds_the_model_with_its_args(app_dir: Path) -> None:
+    path = _write(
+        app_dir,
+        "root_agent.yaml",
+        """
+        name: coded_model
+        model_code:
+          name: APP.tools.make_model
+          args:
+            - value: scripted-custom
+            - name: rules
+              value: []
+        """,
+    )
+    agent = from_config(path)
+    assert isinstance(agent, LlmAgent)
+    assert isinstance(agent.model, ScriptedLlm)
+    assert agent.model.model == "scripted-custom"
 
 
 def test_bare_tool_names_are_built_ins_and_dotted_names_are_the_apps_own(app_dir: Path) -> None:
@@ -334,6 +364,14 @@ BAD_CONFIGS: dict[str, tuple[str, str]] = {
     "model_and_model_code": (
         "name: a\nmodel: scripted\nmodel_code:\n  name: APP.tools.lookup\n",
         "only one of",
+    ),
+    "tool_function_raises": (
+        "name: a\ntools:\n  - name: APP.tools.exploding_tool\n    args: {x: 1}\n",
+        "no tool today",
+    ),
+    "model_code_not_a_model": (
+        "name: a\nmodel_code:\n  name: APP.agents.not_an_agent\n",
+        "not a model",
     ),
     "duplicate_agent_names": (
         "name: a\nsub_agents:\n  - code: APP.agents.coded\n  - code: APP.agents.coded\n",
