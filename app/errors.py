@@ -220,6 +220,20 @@ class ArtifactVersionConflict(ConflictError):
     default_title = "Artifact version already exists."
 
 
+class GoogleCloudNotSupported(AgentdError):
+    """An ADK service tied to Google Cloud (GCS, Vertex AI) was constructed; agentd has none."""
+
+    problem_type = "google-cloud-not-supported"
+    status_code_ = 501
+    default_title = "Google Cloud services are not supported."
+
+    def __init__(self, name: str, instead: str) -> None:
+        super().__init__(
+            f"{name} is not available: agentd does not integrate Google Cloud services. "
+            f"Use {instead} instead."
+        )
+
+
 class InvalidRequest(AgentdError):
     """The request is well-formed JSON but semantically invalid."""
 

@@ -6,10 +6,15 @@ import sys
 
 import pytest
 
+from app.agents import config_agent_utils
 from app.agents.base_agent import BaseAgent
+from app.agents.base_agent_config import BaseAgentConfig
+from app.agents.common_configs import AgentRefConfig, ArgumentConfig, CodeConfig
 from app.agents.llm_agent import Agent, LlmAgent
+from app.agents.llm_agent_config import LlmAgentConfig
 from app.agents.workflow import LoopAgent, ParallelAgent, SequentialAgent
 from app.artifacts.base import BaseArtifactService
+from app.artifacts.file import FileArtifactService
 from app.artifacts.in_memory import InMemoryArtifactService
 from app.contexts.callback import CallbackContext
 from app.contexts.invocation import InvocationContext, RunConfig
@@ -26,6 +31,7 @@ from app.sessions.database import DatabaseSessionService
 from app.sessions.in_memory import InMemorySessionService
 from app.sessions.models import Event, EventActions, Session
 from app.sessions.state import State
+from app.tools.tool_configs import BaseToolConfig, ToolArgsConfig, ToolConfig
 from tests.engine.helpers import run_turn, texts
 
 ADK_PATHS: list[tuple[str, str, object]] = [
@@ -90,6 +96,17 @@ ADK_PATHS: list[tuple[str, str, object]] = [
         "InMemoryArtifactService",
         InMemoryArtifactService,
     ),
+    ("app.artifacts", "FileArtifactService", FileArtifactService),
+    ("app.artifacts.file_artifact_service", "FileArtifactService", FileArtifactService),
+    ("app.agents.config_agent_utils", "from_config", config_agent_utils.from_config),
+    ("app.agents.llm_agent_config", "LlmAgentConfig", LlmAgentConfig),
+    ("app.agents.base_agent_config", "BaseAgentConfig", BaseAgentConfig),
+    ("app.agents.common_configs", "AgentRefConfig", AgentRefConfig),
+    ("app.agents.common_configs", "ArgumentConfig", ArgumentConfig),
+    ("app.agents.common_configs", "CodeConfig", CodeConfig),
+    ("app.tools.tool_configs", "ToolConfig", ToolConfig),
+    ("app.tools.tool_configs", "ToolArgsConfig", ToolArgsConfig),
+    ("app.tools.tool_configs", "BaseToolConfig", BaseToolConfig),
     ("app.memory", "BaseMemoryService", BaseMemoryService),
     ("app.memory", "InMemoryMemoryService", InMemoryMemoryService),
     ("app.memory.base_memory_service", "BaseMemoryService", BaseMemoryService),

@@ -112,7 +112,7 @@ class BlobBackedArtifactService(BaseArtifactService):
                 f"Artifacts are limited to {self.max_artifact_bytes} bytes."
             ) from exc
         except BlobStoreError as exc:
-            raise _problem(exc, "The artifact was not stored.") from exc
+            raise storage_problem(exc, "The artifact was not stored.") from exc
 
     async def _staged(
         self,
@@ -143,7 +143,7 @@ class BlobBackedArtifactService(BaseArtifactService):
         try:
             return await self.blob_store.read_bytes(blob_key)
         except BlobStoreError as exc:
-            raise _problem(exc, "The artifact's bytes cannot be read.") from exc
+            raise storage_problem(exc, "The artifact's bytes cannot be read.") from exc
 
     async def open(
         self, blob_key: str, *, start: int = 0, end: int | None = None
@@ -152,7 +152,7 @@ class BlobBackedArtifactService(BaseArtifactService):
         try:
             return await self.blob_store.open_range(blob_key, start=start, end=end)
         except BlobStoreError as exc:
-            raise _problem(exc, "The artifact's bytes cannot be read.") from exc
+            raise storage_problem(exc, "The artifact's bytes cannot be read.") from exc
 
     async def ping(self) -> None:
         """Raise ArtifactStorageUnavailable unless the blob store can be written (readiness)."""
@@ -163,7 +163,7 @@ class BlobBackedArtifactService(BaseArtifactService):
             raise ArtifactStorageUnavailable("The blob store cannot be used.") from exc
 
 
-def _problem(exc: BlobStoreError, outcome: str) -> AgentdError:
+def storage_problem(exc: BlobStoreError, outcome: str) -> AgentdError:
     """The problem a client sees for a failed blob store call; the store's text goes to the log."""
     if isinstance(exc, BlobStoreFull):
         logger.error("the blob store is full: %s", exc)

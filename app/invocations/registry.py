@@ -1,7 +1,10 @@
 """The catalogue of apps: one sub-folder of the agents directory per app, loaded ADK-style.
 
 An app folder holds `agent.py` (or is a package whose `__init__.py` or `agent.py` defines them)
-with either `app = App(...)` or `root_agent = <agent>`. Each app is imported once, under a private
+with either `app = App(...)` or `root_agent = <agent>`, or, without either file, ADK's
+`root_agent.yaml` (an agent config, built by `app.agents.config_agent_utils.from_config`; the
+agents directory is then on the import path, so dotted names in it reach the app's modules as
+`<app>.<module>.<attr>`, as with ADK's loader). Each app is imported once, under a private
 module name (`agentd_app_<name>`), so app folders never shadow installed packages and relative
 imports inside an app package work. A broken app fails with a clear `app-load-failed` problem
 naming the file and the error, not a bare 500.
@@ -19,11 +22,15 @@ from pathlib import Path
 from types import ModuleType
 
 from app.agents.base_agent import BaseAgent
+from app.agents.config_agent_utils import from_config
 from app.errors import AppLoadError, AppNotFound
 from app.invocations.runner import App
 
 # AppLoadError is re-exported: callers of the catalogue catch it from here.
 __all__ = ["REQUIRE_TTL_SECONDS", "AppInfo", "AppLoadError", "AppRegistry"]
+
+#: ADK's file name for an app made of agent config files.
+ROOT_AGENT_CONFIG = "root_agent.yaml"
 
 _APP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
@@ -85,6 +92,13 @@ class AppRegistry:
 
     def _import(self, app_name: str) -> App:
         folder = self._agents_dir / app_name
+        config = folder / ROOT_AGENT_CONFIG
+        if (
+            not any((folder / f).is_file() for f in ("agent.py", "__init__.py"))
+            and config.is_file()
+        ):
+            _on_import_path(self._agents_dir)
+            return App(name=app_name, root_agent=from_config(config))
         package_name = f"agentd_app_{app_name}"
         try:
             package = _import_package(package_name, folder)
@@ -130,6 +144,13 @@ def _import_package(package_name: str, folder: Path) -> ModuleType:
         del sys.modules[package_name]
         raise
     return module
+
+
+def _on_import_path(folder: Path) -> None:
+    # Appended, not prepended: an app folder never shadows an installed package or the stdlib.
+    entry = str(folder.resolve())
+    if entry not in sys.path:
+        sys.path.append(entry)
 
 
 def _is_app_name(name: str) -> bool:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.agents.base_agent import BaseAgent
 from app.agents.llm_agent import LlmAgent
 from app.artifacts.base import BaseArtifactService
+from app.artifacts.file import FileArtifactService
 from app.artifacts.in_memory import InMemoryArtifactService
 from app.contexts.invocation import InvocationContext, RunConfig
 from app.errors import AgentdError, InvocationFailed, SessionNotFound
@@ -93,6 +94,8 @@ class Runner:
         self.app_name = app_name
         self.agent = agent
         self.session_service = session_service
+        if isinstance(artifact_service, FileArtifactService):
+            artifact_service.bind_session_service(session_service)
         self.artifact_service = artifact_service
         self.memory_service = memory_service
         self.plugin_manager = PluginManager(plugins or [])

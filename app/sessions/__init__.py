@@ -5,6 +5,7 @@ from app.sessions.database import DatabaseSessionService
 from app.sessions.in_memory import InMemorySessionService
 from app.sessions.models import Event, EventActions, Session
 from app.sessions.state import State
+from app.sessions.vertex_ai_session_service import VertexAiSessionService
 
 __all__ = [
     "BaseSessionService",
@@ -15,4 +16,5 @@ __all__ = [
     "InMemorySessionService",
     "Session",
     "State",
+    "VertexAiSessionService",
 ]

@@ -65,6 +65,8 @@ class DatabaseSessionService(BaseSessionService):
         limits: StorageLimits | None = None,
         history_cache_events: int = 20_000,
     ) -> None:
+        #: The engine sessions live on (FileArtifactService keeps its version rows there too).
+        self.db_engine = db_engine
         self._uow = UnitOfWork(db_engine)
         self._max_session_events = max_session_events
         self._limits = limits or StorageLimits()

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.artifacts.base import BaseArtifactService
 from app.artifacts.blobstore import BlobStore, InMemoryBlobStore, LocalBlobStore, S3BlobStore
 from app.artifacts.database import DatabaseArtifactService
+from app.artifacts.file import FileArtifactService
 from app.artifacts.in_memory import InMemoryArtifactService
 from app.sessions.base import BaseSessionService
 from app.sessions.database import DatabaseSessionService
@@ -113,11 +114,41 @@ async def blob_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
         await store.aclose()
 
 
-@pytest.fixture(params=["memory", *DB_BACKENDS])
+#: FileArtifactService over the in-memory session store and over a database (SQLite).
+FILE_BACKENDS = ["file-memory", "file-sqlite"]
+
+
+@pytest.fixture(params=["memory", *DB_BACKENDS, *FILE_BACKENDS])
 async def services(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[tuple[BaseSessionService, BaseArtifactService]]:
     """Every ArtifactService implementation with its session service, on an empty store."""
+    if request.param == "file-memory":
+        file_sessions = InMemorySessionService()
+        yield (
+            file_sessions,
+            FileArtifactService(
+                tmp_path / "artifacts",
+                session_service=file_sessions,
+                max_artifact_bytes=MAX_ARTIFACT_BYTES,
+            ),
+        )
+        return
+    if request.param == "file-sqlite":
+        file_engine = engine_for(request, "sqlite", tmp_path)
+        db_sessions = DatabaseSessionService(file_engine)
+        try:
+            yield (
+                db_sessions,
+                FileArtifactService(
+                    tmp_path / "artifacts",
+                    session_service=db_sessions,
+                    max_artifact_bytes=MAX_ARTIFACT_BYTES,
+                ),
+            )
+        finally:
+            await file_engine.dispose()
+        return
     if request.param == "memory":
         memory_sessions = InMemorySessionService()
         yield (
