@@ -11,6 +11,7 @@ again, or naming an invocation that waits for nothing, is 409 `invocation-not-re
 import textwrap
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -242,3 +243,23 @@ def test_an_invocation_waiting_for_nothing_or_a_message_answering_nothing_is_409
     )
     assert refused.status_code == 409, refused.text
     assert refused.json()["type"] == "invocation-not-resumable"
+
+
+def test_two_answers_at_once_continue_the_invocation_once(http: httpx.Client) -> None:
+    sid = _new_session(http)
+    events = _ask(http, sid)
+    iid = events[0]["invocationId"]
+    body = _body(sid, invocationId=iid, newMessage=_answer(events[-1], "k-2"))
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        answers = list(pool.map(lambda _: http.post("/run", json=body), range(2)))
+
+    assert sorted(a.status_code for a in answers) == [200, 409], [a.text for a in answers]
+    history = http.get(f"{SESSIONS}/{sid}").json()["events"]
+    tool_runs = [
+        p["functionResponse"]["response"]
+        for e in history
+        for p in _parts(e)
+        if "functionResponse" in p and p["functionResponse"]["name"] == "fetch_report"
+    ]
+    assert tool_runs[1:] == [{"result": "report on sales read with key k-2"}]
