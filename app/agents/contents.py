@@ -5,6 +5,10 @@ last result per (session, agent, branch) is kept and only events appended since 
 The memo is trusted only while the session's first and last-seen events are the very same objects
 (sessions share Event objects through the history cache), so a re-created, trimmed or otherwise
 different history is rebuilt from scratch.
+
+`adk_request_credential` calls and their answers are never shown to the model (as in ADK), and
+a call answered more than once (a tool that asked for a credential answers again once it has
+it) shows only its latest answer, in the place of the first.
 """
 
 from collections import OrderedDict
@@ -13,6 +17,7 @@ from dataclasses import dataclass
 
 from google.genai import types
 
+from app.agents.auth_flow import is_auth_event
 from app.contexts.invocation import InvocationContext
 from app.sessions.models import Event
 
@@ -35,6 +40,9 @@ class _Memo:
     contents: list[types.Content]
     #: Ids of function calls in `contents` that no later content answers.
     open_calls: frozenset[str]
+    #: Ids of the function responses in `contents`, and of those answered more than once.
+    answered: frozenset[str]
+    repeated: frozenset[str]
 
 
 _memo: OrderedDict[tuple[str, ...], _Memo] = OrderedDict()
@@ -51,7 +59,10 @@ def build_contents(
             (i for i, e in enumerate(visible) if e.author == "user"), default=len(visible)
         )
         contents = [_content_for(e, agent_name) for e in visible[last_user:]]
-        return _answered_only(contents, _track_calls(contents, set()))
+        _, repeated = _track_answers(contents, set(), set())
+        return _latest_answers_only(
+            _answered_only(contents, _track_calls(contents, set())), repeated
+        )
     session = ctx.session
     key = (session.app_name, session.user_id, session.id, agent_name, ctx.branch or "")
     memo = _memo.get(key)
@@ -64,16 +75,26 @@ def build_contents(
         new = _convert(events[memo.count :], agent_name, ctx.branch)
         contents = memo.contents + new
         open_calls = _track_calls(new, set(memo.open_calls))
+        answered, repeated = _track_answers(new, set(memo.answered), set(memo.repeated))
     else:
         contents = _convert(events, agent_name, ctx.branch)
         open_calls = _track_calls(contents, set())
+        answered, repeated = _track_answers(contents, set(), set())
     if events:
-        _memo[key] = _Memo(events[0], events[-1], len(events), contents, frozenset(open_calls))
+        _memo[key] = _Memo(
+            events[0],
+            events[-1],
+            len(events),
+            contents,
+            frozenset(open_calls),
+            frozenset(answered),
+            frozenset(repeated),
+        )
         _memo.move_to_end(key)
         while len(_memo) > MEMO_SIZE:
             _memo.popitem(last=False)
     # A copy: callbacks may edit the request's list, and the memo must not see that.
-    return _answered_only(contents, open_calls)
+    return _latest_answers_only(_answered_only(contents, open_calls), repeated)
 
 
 def _track_calls(contents: Sequence[types.Content], open_calls: set[str]) -> set[str]:
@@ -85,6 +106,51 @@ def _track_calls(contents: Sequence[types.Content], open_calls: set[str]) -> set
             elif part.function_response is not None and part.function_response.id:
                 open_calls.discard(part.function_response.id)
     return open_calls
+
+
+def _track_answers(
+    contents: Sequence[types.Content], answered: set[str], repeated: set[str]
+) -> tuple[set[str], set[str]]:
+    """`answered` and `repeated` updated with the function responses `contents` holds."""
+    for content in contents:
+        for part in content.parts or ():
+            response = part.function_response
+            if response is not None and response.id:
+                if response.id in answered:
+                    repeated.add(response.id)
+                answered.add(response.id)
+    return answered, repeated
+
+
+def _latest_answers_only(contents: list[types.Content], repeated: set[str]) -> list[types.Content]:
+    """`contents` with each call in `repeated` answered once: by its latest response, put where
+    its first response was (ADK's contents do the same), so calls and answers stay paired."""
+    if not repeated:
+        return contents
+    latest: dict[str, types.Part] = {}
+    for content in contents:
+        for part in content.parts or ():
+            if part.function_response is not None and part.function_response.id in repeated:
+                latest[part.function_response.id] = part
+    kept: list[types.Content] = []
+    placed: set[str] = set()
+    for content in contents:
+        parts: list[types.Part] = []
+        changed = False
+        for part in content.parts or ():
+            response_id = part.function_response.id if part.function_response else None
+            if response_id is None or response_id not in latest:
+                parts.append(part)
+                continue
+            changed = True
+            if response_id not in placed:
+                placed.add(response_id)
+                parts.append(latest[response_id])
+        if not changed:
+            kept.append(content)
+        elif parts:
+            kept.append(content.model_copy(update={"parts": parts}))
+    return kept
 
 
 def _answered_only(contents: list[types.Content], open_calls: set[str]) -> list[types.Content]:
@@ -114,6 +180,7 @@ def _visible(events: Sequence[Event], branch: str | None) -> list[Event]:
         and e.content.parts
         and not e.partial
         and _belongs_to_branch(e.branch, branch)
+        and not is_auth_event(e)
     ]
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from google.genai import types
 from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter
 
+from app.agents.auth_flow import request_credentials, resume_authorized_tools
 from app.agents.base_agent import BaseAgent
 from app.agents.callbacks import CallbackSlot, dispatch
 from app.agents.contents import build_contents
@@ -116,6 +117,8 @@ class LlmAgent(BaseAgent):
     # -- the loop -------------------------------------------------------------------------
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        async for event in resume_authorized_tools(self, ctx):
+            yield event
         while not ctx.ended:
             outcome = _StepOutcome()
             async for event in self._run_one_step(ctx, outcome):
@@ -155,6 +158,11 @@ class LlmAgent(BaseAgent):
             outcome.done = True
             return
         yield response_event
+        auth_event = request_credentials(self, ctx, response_event)
+        if auth_event is not None:  # a tool asked for a credential: the client answers later
+            yield auth_event
+            outcome.done = True
+            return
         answer = structured_answer(
             response_event.content.parts or [] if response_event.content else []
         )

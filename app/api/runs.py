@@ -6,9 +6,11 @@ failure after streaming started is a typed `error` frame. Concurrent runs on one
 
 `invocationId` continues that invocation of the session (`newMessage` then optional) and the
 answer holds the events of this run only. Unlike ADK, which runs under any id it is given and
-re-runs finished invocations from their first message, only a failed or cancelled invocation
-can be continued: an unknown id is 404 `invocation-not-found`, any other 409
-`invocation-not-resumable`.
+re-runs finished invocations from their first message, only these can be continued: a failed or
+cancelled invocation, and a completed one that waits for the client (its last event lists
+long-running calls, such as a tool's `adk_request_credential`, that nothing answered yet) when
+`newMessage` answers at least one of them with a function response of that id. An unknown id is
+404 `invocation-not-found`, any other 409 `invocation-not-resumable`.
 """
 
 from collections.abc import AsyncIterator

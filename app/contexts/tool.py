@@ -1,7 +1,8 @@
 """ToolContext: the CallbackContext of one function call, with its actions, memory and auth."""
 
-from typing import Any
-
+from app.auth.auth_credential import AuthCredential, wire
+from app.auth.auth_handler import AuthHandler
+from app.auth.auth_tool import AuthConfig
 from app.contexts.callback import CallbackContext
 from app.contexts.invocation import InvocationContext
 from app.memory.base import SearchMemoryResponse
@@ -33,17 +34,20 @@ class ToolContext(CallbackContext):
             raise ValueError("Memory service is not available.")
         return await memory.search_memory(app_name=self.app_name, user_id=self.user_id, query=query)
 
-    def request_credential(self, auth_config: Any) -> None:
-        """Ask the client for credentials for this call (recorded in requestedAuthConfigs)."""
-        if not self.function_call_id:
-            raise ValueError("request_credential needs a function call id.")
-        payload = (
-            auth_config.model_dump(mode="json", by_alias=True, exclude_none=True)
-            if hasattr(auth_config, "model_dump")
-            else auth_config
-        )
-        self._event_actions.requested_auth_configs[self.function_call_id] = payload
+    def request_credential(self, auth_config: AuthConfig) -> None:
+        """Ask the client for a credential for this call (ADK's `request_credential`).
 
-    def get_auth_response(self, auth_config: Any) -> Any:  # noqa: ARG002 - ADK signature
-        """The credential the client sent back for this call, if any (kept in temp state)."""
-        return self.state.get(f"temp:auth_response:{self.function_call_id}")
+        Recorded as `actions.requested_auth_configs[function_call_id]` (the config's JSON by
+        alias, as ADK's event carries it); after the function-response event the agent emits an
+        `adk_request_credential` call, and once the client answers it the tool runs again.
+        """
+        if not self.function_call_id:
+            raise ValueError("function_call_id is not set.")
+        request = AuthHandler(AuthConfig.model_validate(auth_config)).generate_auth_request()
+        self._event_actions.requested_auth_configs[self.function_call_id] = wire(request)
+
+    def get_auth_response(self, auth_config: AuthConfig) -> AuthCredential | None:
+        """The credential the client sent back for `auth_config` in this invocation, or None
+        (kept in temp state under `"temp:" + credential_key`, as ADK keeps it)."""
+        handler = AuthHandler(AuthConfig.model_validate(auth_config))
+        return handler.get_auth_response(self.state)

@@ -230,12 +230,20 @@ class InvocationManager:
     async def resume(
         self, ref: SessionRef, invocation_id: str, request: ResumeInvocationRequest
     ) -> RunHandle:
-        """Run a failed or cancelled invocation again under its id, from the session's history.
+        """Run a failed or cancelled invocation again under its id, from the session's history;
+        or continue a completed one that waits for the client (a long-running call, such as a
+        tool's credential request) when `request.new_message` answers one of those calls.
 
-        InvocationNotFound if the session has no such invocation, InvocationNotResumable if it
-        did not fail and was not cancelled; `reject` / `enqueue` apply as for a new invocation.
+        InvocationNotFound if the session has no such invocation, InvocationNotResumable
+        otherwise; `reject` / `enqueue` apply as for a new invocation.
         """
         runner = self._runner(ref.app_name)
+        message = request.new_message
+        answers = frozenset(
+            part.function_response.id
+            for part in (message.parts or [] if message is not None else [])
+            if part.function_response is not None and part.function_response.id
+        )
         stored = await self._store.resume(
             ref,
             invocation_id,
@@ -243,6 +251,7 @@ class InvocationManager:
             owner=self.replica_id,
             ttl=self._settings.lease_seconds,
             wait=request.multitask_strategy == "enqueue",
+            answers=answers,
         )
         return self._launch(ref, runner, request, stored, created=False)
 

@@ -277,7 +277,12 @@ class Runner:
         return recorded
 
     def _agent_to_run(self, ctx: InvocationContext) -> BaseAgent:
-        """The agent that answered last, if the conversation was transferred to it (ADK)."""
+        """The agent whose call the new message answers (a long-running tool's result, a
+        credential), else the agent that answered last if the conversation was transferred to
+        it (ADK's rules)."""
+        asked = _agent_that_called(self.agent, ctx.session.events)
+        if asked is not None:
+            return asked
         for event in reversed(ctx.session.events):
             if event.author == "user":
                 continue
@@ -289,6 +294,19 @@ class Runner:
             if agent is not None:
                 return self.agent
         return self.agent
+
+
+def _agent_that_called(root: BaseAgent, events: Sequence[Event]) -> BaseAgent | None:
+    """The author of the call the last event (a user's function response) answers."""
+    if not events or events[-1].author != "user":
+        return None
+    answered = {r.id for r in events[-1].get_function_responses() if r.id}
+    if not answered:
+        return None
+    for event in reversed(events[:-1]):
+        if any(call.id in answered for call in event.get_function_calls()):
+            return root.find_agent(event.author)
+    return None
 
 
 def _first_user_content(events: Sequence[Event], invocation_id: str) -> types.Content | None:

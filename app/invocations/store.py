@@ -190,13 +190,22 @@ class InvocationStore:
         owner: str,
         ttl: float,
         wait: bool,
+        answers: frozenset[str] = frozenset(),
     ) -> StoredInvocation:
         """Put a failed or cancelled invocation back in line under its own id, and try to take
         the lease for it, in one transaction.
 
+        A completed invocation is put back too if it ended waiting for the client (its last
+        event names long-running calls, such as `adk_request_credential`, that nothing in the
+        session answers yet) and `answers` (the function-response ids of the new message)
+        answers at least one of them. That is decided in the same transaction that queues it,
+        and the queueing only moves it from completed, so of two runs answering the same call
+        one continues it and the other gets InvocationNotResumable.
+
         Raises InvocationNotFound (no such invocation in the session), InvocationNotResumable
-        (it completed, or is still queued or running) and, unless `wait`, SessionBusy when the
-        session's lease is taken: nothing is then changed.
+        (it completed and is not waiting for what `answers` answers, or is still queued or
+        running) and, unless `wait`, SessionBusy when the session's lease is taken: nothing is
+        then changed.
         """
         key = _session_key(ref)
         now = time.time()
@@ -206,18 +215,29 @@ class InvocationStore:
             if last_seq is None:
                 raise _session_not_found(ref)
             repository = InvocationRepository(db)
+            expires = now + ttl
             session_pk = repository.resume(
-                key, invocation_id, mode=mode, owner=owner, expires=now + ttl
+                key, invocation_id, mode=mode, owner=owner, expires=expires
             )
             if session_pk is None:
                 current = repository.get(key, invocation_id)
                 if current is None:
                     raise _invocation_not_found(invocation_id)
-                raise InvocationNotResumable(
-                    f"Invocation {invocation_id!r} is {current.status}: only a failed or "
-                    "cancelled invocation can be resumed.",
-                    invocationStatus=current.status,
-                )
+                if (
+                    current.status == InvocationStatus.COMPLETED.value
+                    and answers
+                    and answers & _waiting_calls(db, int(current.session_pk), invocation_id)
+                ):
+                    session_pk = repository.resume_completed(
+                        key, invocation_id, mode=mode, owner=owner, expires=expires
+                    )
+                if session_pk is None:
+                    raise InvocationNotResumable(
+                        f"Invocation {invocation_id!r} is {current.status}: only a failed or "
+                        "cancelled invocation, or a completed one whose waiting function calls "
+                        "the new message answers, can be resumed.",
+                        invocationStatus=current.status,
+                    )
             acquired = _acquire(db, invocation_id, session_pk, owner, ttl)
             if not acquired and not wait:
                 # Raised inside the unit, so the invocation stays as it was.
@@ -343,6 +363,33 @@ class InvocationStore:
         if self._listener is not None:
             await self._listener.stop()
             self._listener = None
+
+
+#: Events read per query while looking for answers to an invocation's waiting calls.
+_ANSWER_PAGE = 200
+
+
+def _waiting_calls(db: Db, session_pk: int, invocation_id: str) -> set[str]:
+    """The long-running calls the invocation's last event names that no later event of the
+    session answers: what a completed invocation still waits for."""
+    sessions = SessionRepository(db)
+    last = sessions.last_invocation_event(session_pk, invocation_id)
+    if last is None:
+        return set()
+    after, data = last
+    waiting = set(Event.from_stored(after, data).long_running_tool_ids or ())
+    while waiting:
+        page = sessions.event_page(
+            session_pk, after_seq=after, before_seq=None, limit=_ANSWER_PAGE, desc=False
+        )
+        for seq, later in page:
+            waiting.difference_update(
+                r.id for r in Event.from_stored(seq, later).get_function_responses()
+            )
+        if len(page) < _ANSWER_PAGE:
+            break
+        after = page[-1][0]
+    return waiting
 
 
 def _answer_open_calls(

@@ -27,6 +27,7 @@ _leases = cast(Table, StorageSessionLease.__table__)
 # enum lives a layer above; the invocation contract suite would fail if they drifted apart).
 _QUEUED = "queued"
 _RUNNING = "running"
+_COMPLETED = "completed"
 _FAILED = "failed"
 _CANCELLED = "cancelled"
 
@@ -71,23 +72,33 @@ _FINISH = register(
     .values(status=bindparam("v_status"), error=bindparam("v_error"), end_time=bindparam("v_now"))
     .returning(*_invocations.c)
 )
-# Only from a resumable status: of two resumes racing for one invocation, one wins, as the
-# second's UPDATE finds the row queued or running.
-_RESUME = register(
-    update(_invocations)
-    .where(*_in_session(), _invocations.c.id == bindparam("k_invocation"), _RESUMABLE)
-    .values(
-        status=_QUEUED,
-        mode=bindparam("v_mode"),
-        owner=bindparam("v_owner"),
-        error=None,
-        cancel_requested=False,
-        start_time=None,
-        end_time=None,
-        lease_expires_at=bindparam("v_expires"),
+
+
+# Only from the status the caller allows: of two resumes racing for one invocation, one wins, as
+# the second's UPDATE finds the row queued or running.
+def _resume_statement(condition: Any) -> Any:
+    """Queue the session's invocation named `k_invocation` again if `condition` holds."""
+    return (
+        update(_invocations)
+        .where(*_in_session(), _invocations.c.id == bindparam("k_invocation"), condition)
+        .values(
+            status=_QUEUED,
+            mode=bindparam("v_mode"),
+            owner=bindparam("v_owner"),
+            error=None,
+            cancel_requested=False,
+            start_time=None,
+            end_time=None,
+            lease_expires_at=bindparam("v_expires"),
+        )
+        .returning(_invocations.c.session_pk)
     )
-    .returning(_invocations.c.session_pk)
-)
+
+
+_RESUME = register(_resume_statement(_RESUMABLE))
+#: A completed invocation continued because the run answers a call it waits for (the caller
+#: checked that in the same unit); completed here, so a concurrent resume finds it queued.
+_RESUME_COMPLETED = register(_resume_statement(_status == _COMPLETED))
 _RELEASE_LEASE = register(
     delete(_leases).where(
         _leases.c.session_pk == bindparam("k_pk"),
@@ -265,6 +276,27 @@ class InvocationRepository:
             "v_expires": expires,
         }
         found = self._db.execute(_RESUME, params).scalar()
+        return None if found is None else int(found)
+
+    def resume_completed(
+        self,
+        session: dict[str, str],
+        invocation_id: str,
+        *,
+        mode: str,
+        owner: str,
+        expires: float,
+    ) -> int | None:
+        """`resume` for an invocation that completed waiting for calls the caller found answered
+        by the new run; its session's key, or None if it is no longer completed."""
+        params = {
+            **session,
+            "k_invocation": invocation_id,
+            "v_mode": mode,
+            "v_owner": owner,
+            "v_expires": expires,
+        }
+        found = self._db.execute(_RESUME_COMPLETED, params).scalar()
         return None if found is None else int(found)
 
     def request_cancel(self, session: dict[str, str], invocation_id: str) -> None:

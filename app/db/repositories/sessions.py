@@ -113,6 +113,15 @@ _INVOCATION_EVENTS = register(
     )
     .order_by(_events.c.seq)
 )
+_LAST_INVOCATION_EVENT = register(
+    select(_events.c.seq, _events.c.event)
+    .where(
+        _events.c.session_pk == bindparam("k_pk"),
+        _events.c.invocation_id == bindparam("k_invocation"),
+    )
+    .order_by(_events.c.seq.desc())
+    .limit(1)
+)
 _APP_STATE = register(
     select(_app_states.c.key, _app_states.c.value).where(
         _app_states.c.app_name == bindparam("k_app")
@@ -267,6 +276,12 @@ class SessionRepository:
         """The events of one invocation after `after_seq`, in order."""
         params = {"k_pk": session_pk, "k_invocation": invocation_id, "k_after": after_seq}
         return [(seq, data) for seq, data in self._db.execute(_INVOCATION_EVENTS, params).all()]
+
+    def last_invocation_event(self, session_pk: int, invocation_id: str) -> StoredEvent | None:
+        """The last event of one invocation, or None if it has none."""
+        params = {"k_pk": session_pk, "k_invocation": invocation_id}
+        row = self._db.execute(_LAST_INVOCATION_EVENT, params).first()
+        return None if row is None else (row[0], row[1])
 
     # -- shared state ---------------------------------------------------------------------
 
