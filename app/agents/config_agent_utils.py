@@ -150,9 +150,14 @@ def _build_llm_agent(config: LlmAgentConfig, path: Path, loading: tuple[Path, ..
         "output_key",
         "include_contents",
         "generate_content_config",
+        "static_instruction",
     ):
         if key in config.model_fields_set:
             kwargs[key] = getattr(config, key)
+    for key in ("input_schema", "output_schema"):
+        reference: CodeConfig | None = getattr(config, key)
+        if reference is not None:
+            kwargs[key] = resolve_code_reference(reference)
     if config.tools:
         kwargs["tools"] = [_resolve_tool(tool, path, loading) for tool in config.tools]
     for key, field in _CALLBACK_KEYS.items():

@@ -25,6 +25,11 @@ class LlmAgentConfig(BaseAgentConfig):
     model_code: CodeConfig | None = None
     instruction: str = ""
     global_instruction: str = ""
+    #: Sent literally, never templated (LlmAgent.static_instruction); text in YAML.
+    static_instruction: str | None = None
+    #: Code references to the pydantic models (or types) of LlmAgent.input/output_schema.
+    input_schema: CodeConfig | None = None
+    output_schema: CodeConfig | None = None
     disallow_transfer_to_parent: bool = False
     disallow_transfer_to_peers: bool = False
     output_key: str | None = None

@@ -78,6 +78,19 @@ def block_model(callback_context, llm_request):
     )
 """
 
+SCHEMAS_PY = """
+from pydantic import BaseModel
+
+
+class Question(BaseModel):
+    city: str
+
+
+class Answer(BaseModel):
+    city: str
+    country: str
+"""
+
 AGENTS_PY = """
 from app.agents import LlmAgent
 
@@ -101,6 +114,7 @@ def app_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "tools.py": TOOLS_PY,
         "callbacks.py": CALLBACKS_PY,
         "agents.py": AGENTS_PY,
+        "schemas.py": SCHEMAS_PY,
     }.items():
         (folder / name).write_text(text)
     return folder
@@ -110,6 +124,32 @@ def _write(folder: Path, name: str, text: str) -> Path:
     path = folder / name
     path.write_text(textwrap.dedent(text).replace("APP", folder.name))
     return path
+
+
+def test_config_reads_static_instruction_and_schemas_by_code_reference(app_dir: Path) -> None:
+    path = _write(
+        app_dir,
+        "root_agent.yaml",
+        """
+        name: typed
+        model: scripted
+        static_instruction: You are a {role} guide.
+        instruction: Answer about {city?}.
+        input_schema:
+          name: APP.schemas.Question
+        output_schema:
+          name: APP.schemas.Answer
+        output_key: answer
+        """,
+    )
+    agent = from_config(path)
+    assert isinstance(agent, LlmAgent)
+    assert agent.static_instruction == "You are a {role} guide."
+    assert agent.input_schema is not None
+    assert agent.output_schema is not None
+    assert agent.input_schema.__name__ == "Question"
+    assert agent.output_schema.__name__ == "Answer"
+    assert agent.output_schema.__module__ == f"{app_dir.name}.schemas"
 
 
 def test_config_sets_the_llm_agent_fields_it_names(app_dir: Path) -> None:
