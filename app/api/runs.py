@@ -77,8 +77,9 @@ async def _launch(
 RESPONSES: dict[int | str, dict[str, Any]] = {
     404: {"description": "Unknown app or session, or `invocationId` names no invocation of it."},
     409: {
-        "description": "`invocationId` names an invocation that did not fail and was not "
-        "cancelled (invocation-not-resumable), or the session stayed busy (session-busy)."
+        "description": "`invocationId` names an invocation that cannot be continued: it did "
+        "not fail, was not cancelled and is not waiting for the answers `newMessage` gives "
+        "(invocation-not-resumable), or the session stayed busy (session-busy)."
     },
 }
 
