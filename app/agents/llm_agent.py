@@ -22,7 +22,7 @@ from app.agents.base_agent import BaseAgent
 from app.agents.callbacks import CallbackSlot, dispatch
 from app.agents.contents import build_contents
 from app.agents.functions import run_function_calls
-from app.agents.instructions import inject_state
+from app.agents.instructions import inject_session_state
 from app.agents.request_shaping import (
     apply_code_executor,
     apply_planner,
@@ -379,7 +379,7 @@ async def _resolve_instruction(
     instruction: str | InstructionProvider, context: ReadonlyContext
 ) -> str:
     if isinstance(instruction, str):
-        return inject_state(instruction, context.state)
+        return await inject_session_state(instruction, context)
     result = instruction(context)
     if inspect.isawaitable(result):
         result = await result

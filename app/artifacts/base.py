@@ -134,6 +134,15 @@ class BaseArtifactService(ABC):
     def __init__(self, *, session_service: BaseSessionService | None = None) -> None:
         self.session_service = session_service
 
+    def bind_session_service(self, session_service: BaseSessionService) -> None:
+        """Record versions through `session_service`, unless one was given already.
+
+        A Runner calls this with its own session service, so ADK code that builds an artifact
+        service without arguments runs unchanged.
+        """
+        if self.session_service is None:
+            self.session_service = session_service
+
     # -- writes ---------------------------------------------------------------------------
 
     @abstractmethod

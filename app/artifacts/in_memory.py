@@ -14,7 +14,7 @@ from app.artifacts.blob_backed import BlobBackedArtifactService
 from app.artifacts.blobstore import BlobStore, InMemoryBlobStore
 from app.artifacts.models import ArtifactVersion, validate_artifact_name
 from app.errors import ArtifactNotFound, SessionNotFound
-from app.sessions.base import NewArtifactVersion
+from app.sessions.base import BaseSessionService, NewArtifactVersion
 from app.sessions.in_memory import InMemorySessionService
 
 #: AGENTD_MAX_ARTIFACT_BYTES's default.
@@ -27,7 +27,7 @@ class InMemoryArtifactService(BlobBackedArtifactService):
     def __init__(
         self,
         *,
-        session_service: InMemorySessionService,
+        session_service: InMemorySessionService | None = None,
         blob_store: BlobStore | None = None,
         max_artifact_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES,
     ) -> None:
@@ -36,7 +36,34 @@ class InMemoryArtifactService(BlobBackedArtifactService):
             max_artifact_bytes=max_artifact_bytes,
             session_service=session_service,
         )
-        self._store = session_service
+        self._bound = session_service
+
+    @property
+    def _store(self) -> InMemorySessionService:
+        """The session store whose events commit the versions (see `bind_session_service`)."""
+        if self._bound is None:
+            raise ValueError(
+                "InMemoryArtifactService needs the InMemorySessionService whose events commit "
+                "its versions: pass session_service=..., or hand both to a Runner, which binds "
+                "its session service."
+            )
+        return self._bound
+
+    def bind_session_service(self, session_service: BaseSessionService) -> None:
+        """Commit versions through `session_service`, unless one was given already.
+
+        ADK's InMemoryArtifactService takes no arguments; a Runner calls this with its own
+        session service, so ADK code that builds the two separately runs unchanged.
+        """
+        if self._bound is not None:
+            return
+        if not isinstance(session_service, InMemorySessionService):
+            raise TypeError(
+                "InMemoryArtifactService keeps its versions in an InMemorySessionService; with "
+                f"{type(session_service).__name__} use DatabaseArtifactService."
+            )
+        self._bound = session_service
+        self.session_service = session_service
 
     # -- writes ---------------------------------------------------------------------------
 

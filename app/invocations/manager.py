@@ -334,7 +334,7 @@ class InvocationManager:
                 held = True
                 lease_acquired()
             async with asyncio.timeout(self._settings.max_invocation_seconds):
-                async for event in runner.run_async(
+                async for event in runner.run_invocation(
                     user_id=ref.user_id,
                     session_id=ref.session_id,
                     new_message=request.new_message,

@@ -26,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.agents.base_agent import BaseAgent
 from app.agents.llm_agent import LlmAgent
 from app.artifacts.base import BaseArtifactService
-from app.artifacts.file import FileArtifactService
 from app.artifacts.in_memory import InMemoryArtifactService
 from app.contexts.invocation import InvocationContext, RunConfig
 from app.errors import AgentdError, InvocationFailed, SessionNotFound
@@ -94,7 +93,7 @@ class Runner:
         self.app_name = app_name
         self.agent = agent
         self.session_service = session_service
-        if isinstance(artifact_service, FileArtifactService):
+        if artifact_service is not None:
             artifact_service.bind_session_service(session_service)
         self.artifact_service = artifact_service
         self.memory_service = memory_service
@@ -111,7 +110,39 @@ class Runner:
         run_config: RunConfig | None = None,
         invocation_id: str | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """Run the app for `new_message`; yields the user event, then every agent event.
+        """Run the app for `new_message`; yields every agent event (ADK's `Runner.run_async`).
+
+        The user's message is stored as the invocation's first event but not yielded, as in
+        ADK; `run_invocation` yields it too. Arguments as for `run_invocation`.
+        """
+        first = new_message is not None
+        async for event in self.run_invocation(
+            user_id=user_id,
+            session_id=session_id,
+            new_message=new_message,
+            state_delta=state_delta,
+            run_config=run_config,
+            invocation_id=invocation_id,
+        ):
+            if first:  # the stored user event
+                first = False
+                continue
+            yield event
+
+    async def run_invocation(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        new_message: types.Content | None = None,
+        state_delta: dict[str, Any] | None = None,
+        run_config: RunConfig | None = None,
+        invocation_id: str | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """Run the app for `new_message`; yields the stored user event, then every agent event.
+
+        The server's invocations publish both (a client following an invocation sees the
+        message it answers); `run_async` is ADK's view without the user's event.
 
         Args (beyond ADK's):
             new_message: None continues invocation `invocation_id` from the session's history;

@@ -22,7 +22,7 @@ async def run_turn(
     """All events of one invocation (the user event first)."""
     return [
         event
-        async for event in runner.run_async(
+        async for event in runner.run_invocation(
             user_id=user_id, session_id=session_id, new_message=user_message(text), **kwargs
         )
     ]

@@ -142,7 +142,7 @@ async def test_the_answer_reruns_only_the_tool_that_asked_and_it_gets_the_creden
 
     events = [
         e
-        async for e in runner.run_async(
+        async for e in runner.run_invocation(
             user_id="u",
             session_id="s",
             new_message=_answer(asked[-1], "k-123"),
@@ -172,7 +172,7 @@ async def test_the_model_never_sees_the_credential_calls_and_sees_the_latest_ans
     tools, model = Tools(), _model()
     runner = InMemoryRunner(_agent(tools, model), app_name="app")
     asked = await _ask(runner)
-    async for _ in runner.run_async(
+    async for _ in runner.run_invocation(
         user_id="u", session_id="s", new_message=_answer(asked[-1], "k-9")
     ):
         pass
@@ -210,7 +210,7 @@ async def test_asking_again_after_a_wrong_answer_sends_a_new_request() -> None:
     asked = await _ask(runner)
     again = [
         e
-        async for e in runner.run_async(
+        async for e in runner.run_invocation(
             user_id="u", session_id="s", new_message=_answer(asked[-1], "wrong")
         )
     ]
@@ -221,7 +221,7 @@ async def test_asking_again_after_a_wrong_answer_sends_a_new_request() -> None:
     assert len(model.requests) == 1
     done = [
         e
-        async for e in runner.run_async(
+        async for e in runner.run_invocation(
             user_id="u", session_id="s", new_message=_answer(again[-1], "right")
         )
     ]
@@ -253,7 +253,7 @@ async def test_a_sub_agent_that_asked_is_the_one_resumed(services: Services) -> 
     assert asked[-1].author == "worker"
     done = [
         e
-        async for e in runner.run_async(
+        async for e in runner.run_invocation(
             user_id="u", session_id="s", new_message=_answer(asked[-1], "k")
         )
     ]

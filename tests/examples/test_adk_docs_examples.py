@@ -21,10 +21,12 @@ from typing import Any
 import pytest
 from google.genai import types
 
+from app.agents import LlmAgent
 from app.models.gemini import BASE_URL_ENV
 from app.runners import InMemoryRunner, Runner
 from app.sessions import InMemorySessionService
 from app.sessions.models import Event
+from app.tools.tool_context import ToolContext
 from tests.gemini_stub import GeminiStub
 
 DOCS = Path(__file__).parent / "docs"
@@ -413,3 +415,125 @@ def test_instruction_provider_bypasses_state_injection(stub: GeminiStub) -> None
         "This is an instruction with {{literal_braces}} that will not be replaced."
         in system_text(stub.requests[0]["body"])
     )
+
+
+# -- exact logs, inject_session_state, artifacts -----------------------------------------
+
+
+def test_count_plugin_on_an_app_prints_exactly_the_documented_log(
+    stub: GeminiStub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # ADK's run_async does not yield the user's message event: the page's log has no
+    # "** Got event from user" line.
+    stub.reply_function_call("hello_world", {"query": "hello world"})
+    stub.reply_text("I printed hello world with your query.")
+    run_example("plugins_app")
+    assert output_lines(capsys.readouterr().out) == PLUGIN_DOC_OUTPUT
+
+
+def test_plugin_basic_sample_prints_exactly_the_documented_log(
+    stub: GeminiStub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stub.reply_function_call("hello_world", {"query": "hello world"})
+    stub.reply_text("I printed hello world with your query.")
+    run_example("plugin_basic_main")
+    assert output_lines(capsys.readouterr().out) == PLUGIN_DOC_OUTPUT
+
+
+def test_inject_session_state_fills_state_in_an_instruction_provider(stub: GeminiStub) -> None:
+    namespace = run_example("state_inject_session_state")
+    stub.reply_text("Sure.")
+    session_service = InMemorySessionService()
+    runner = Runner(agent=namespace["agent"], app_name="tpl_app", session_service=session_service)
+
+    async def turn() -> list[Event]:
+        await session_service.create_session(
+            app_name="tpl_app",
+            user_id="u",
+            session_id="s",
+            # ADK's inject_session_state also reads `{{literal_braces}}` as state key
+            # `literal_braces` (KeyError when absent), so the state provides it.
+            state={"adjective": "dynamic", "literal_braces": "{{literal_braces}}"},
+        )
+        return await one_turn(runner, "Help me with a template.", user_id="u", session_id="s")
+
+    asyncio.run(turn())
+    assert "This is a dynamic instruction with {{literal_braces}}." in system_text(
+        stub.requests[0]["body"]
+    )
+
+
+# --- Artifacts --------------------------------------------------------------------------------
+
+REPORT = b"%PDF-1.4 generated report"
+
+
+def test_artifacts_saved_loaded_and_listed_through_the_tool_context(
+    stub: GeminiStub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    namespace = run_example("artifacts")
+    artifact_service = namespace["artifact_service"]
+
+    # The page's save/load functions take "a context obtained from a callback or tool": these
+    # tools hand them the ToolContext; list_user_files_py is a tool as the page has it.
+    async def generate_report(tool_context: ToolContext) -> str:
+        """Generates the PDF report and saves it as an artifact."""
+        await namespace["save_generated_report_py"](tool_context, REPORT)
+        return "saved"
+
+    async def read_report(tool_context: ToolContext) -> str:
+        """Loads the latest report and reads it."""
+        await namespace["process_latest_report_py"](tool_context)
+        return "read"
+
+    agent = LlmAgent(
+        name="report_agent",
+        model="gemini-flash-latest",
+        tools=[generate_report, read_report, namespace["list_user_files_py"]],
+    )
+    # The page's Runner bound its session service to the artifact service (agentd records an
+    # artifact version with the event that commits it); this runner shares both.
+    session_service = namespace["runner"].session_service
+    runner = Runner(
+        agent=agent,
+        app_name="artifact_app",
+        session_service=session_service,
+        artifact_service=artifact_service,
+    )
+    stub.reply_function_call("generate_report")
+    stub.reply_function_call("generate_report")
+    stub.reply_function_call("read_report")
+    stub.reply_function_call("list_user_files_py")
+    stub.reply_text("Your report is saved (two versions).")
+
+    async def turn() -> tuple[list[Event], list[int]]:
+        await session_service.create_session(app_name="artifact_app", user_id="u", session_id="s")
+        events = await one_turn(
+            runner, "Make my report twice, then read it.", user_id="u", session_id="s"
+        )
+        versions = await artifact_service.list_versions(
+            app_name="artifact_app", user_id="u", session_id="s", filename="generated_report.pdf"
+        )
+        return events, versions
+
+    events, versions = asyncio.run(turn())
+    assert output_lines(capsys.readouterr().out) == [
+        "Successfully saved Python artifact 'generated_report.pdf' as version 0.",
+        "Successfully saved Python artifact 'generated_report.pdf' as version 1.",
+        "Successfully loaded latest Python artifact 'generated_report.pdf'.",
+        "MIME Type: application/pdf",
+        f"Report size: {len(REPORT)} bytes.",
+    ]
+    assert versions == [0, 1]
+    deltas = [e.actions.artifact_delta for e in events if e.actions.artifact_delta]
+    assert deltas == [{"generated_report.pdf": 0}, {"generated_report.pdf": 1}]
+    listed = [
+        r.response
+        for e in events
+        for r in e.get_function_responses()
+        if r.name == "list_user_files_py"
+    ]
+    assert listed == [
+        {"result": "Here are your available Python artifacts:\n- generated_report.pdf"}
+    ]
+    assert events[-1].content.parts[0].text == "Your report is saved (two versions)."  # type: ignore[union-attr,index]

@@ -1,0 +1,1 @@
+"""ADK's `google.adk.utils` helpers that agent code imports."""
