@@ -537,3 +537,36 @@ def test_artifacts_saved_loaded_and_listed_through_the_tool_context(
         {"result": "Here are your available Python artifacts:\n- generated_report.pdf"}
     ]
     assert events[-1].content.parts[0].text == "Your report is saved (two versions)."  # type: ignore[union-attr,index]
+
+
+def test_logging_plugin_on_an_app_logs_the_invocations_activity(
+    stub: GeminiStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    # agentd's LoggingPlugin writes to Python logging instead of print() (README, Differences).
+    agent_module = run_example("plugin_basic_main", as_main=False)
+    namespace = run_example("logging_plugin_app", root_agent=agent_module["root_agent"])
+    runner = InMemoryRunner(app=namespace["app"])
+    stub.reply_function_call("hello_world", {"query": "hello world"})
+    stub.reply_text("Done.")
+
+    async def turn() -> list[Event]:
+        await runner.session_service.create_session(app_name="my_app", user_id="u", session_id="s")
+        return await one_turn(runner, "hello world", user_id="u", session_id="s")
+
+    with caplog.at_level("INFO", logger="app.plugins.logging_plugin"):
+        events = asyncio.run(turn())
+
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    for hook in (
+        "user message",
+        "run start",
+        "agent start",
+        "model request",
+        "tool call",
+        "tool result",
+        "event",
+        "run end",
+    ):
+        assert f"[logging_plugin] {hook}:" in logged, hook
+    assert "hello_world" in logged
+    assert events[-1].content is not None
