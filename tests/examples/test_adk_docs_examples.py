@@ -570,3 +570,32 @@ def test_logging_plugin_on_an_app_logs_the_invocations_activity(
         assert f"[logging_plugin] {hook}:" in logged, hook
     assert "hello_world" in logged
     assert events[-1].content is not None
+
+
+def test_a_plugin_returning_a_dict_from_before_tool_callback_skips_the_tool(
+    stub: GeminiStub,
+) -> None:
+    namespace = run_example("tool_guard_plugin", as_main=False)
+    runner = namespace["runner"]
+    stub.reply_function_call("delete_records", {"table": "users"})
+    stub.reply_text("I am not allowed to delete them.")
+
+    async def turn() -> list[Event]:
+        await runner.session_service.create_session(
+            app_name="records_app", user_id="u", session_id="s"
+        )
+        return await one_turn(runner, "delete all users", user_id="u", session_id="s")
+
+    events = asyncio.run(turn())
+
+    assert namespace["deleted"] == []  # the tool never ran
+    assert namespace["guard"].blocked == 1
+    (response,) = [r for e in events for r in e.get_function_responses()]
+    assert response.response == {"error": "delete_records is not allowed."}
+    # The model got the plugin's result in place of the tool's.
+    sent = stub.requests[1]["body"]["contents"]
+    assert any(
+        p.get("functionResponse", {}).get("response") == {"error": "delete_records is not allowed."}
+        for c in sent
+        for p in c["parts"]
+    )
