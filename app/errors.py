@@ -197,6 +197,62 @@ class InvocationTimeout(AgentdError):
     default_title = "Invocation timed out."
 
 
+class ModelError(AgentdError):
+    """A model provider failed to answer (after the provider SDK's own bounded retries).
+
+    Raised by every model backend in place of its SDK's exceptions, so callbacks, fallback
+    chains and the stored error event see one shape: `provider`, `model`, the upstream HTTP
+    status (`upstream_status`, None when nothing answered) and whether another attempt may
+    succeed (`retryable`).
+    """
+
+    problem_type = "model-error"
+    status_code_ = 502
+    default_title = "The model failed to answer."
+    #: Whether trying again (or another model) may succeed: rate limits and server errors.
+    retryable: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        detail: str | None = None,
+        *,
+        provider: str = "",
+        model: str = "",
+        status: int | None = None,
+        **extras: Any,
+    ) -> None:
+        super().__init__(detail, provider=provider, model=model, upstreamStatus=status, **extras)
+        self.provider = provider
+        self.model = model
+        self.upstream_status = status
+
+
+class ModelRateLimited(ModelError):
+    """The provider refused for now (HTTP 429), also after the retries."""
+
+    problem_type = "model-rate-limited"
+    status_code_ = 503
+    default_title = "The model provider is rate limiting requests."
+    retryable = True
+
+
+class ModelUnavailable(ModelError):
+    """The provider failed (5xx, overloaded, timeout, connection refused), also after retries."""
+
+    problem_type = "model-unavailable"
+    status_code_ = 503
+    default_title = "The model provider is unavailable."
+    retryable = True
+
+
+class ModelRequestRejected(ModelError):
+    """The provider rejected the request (4xx other than 429: bad request, auth, not found)."""
+
+    problem_type = "model-request-rejected"
+    status_code_ = 502
+    default_title = "The model provider rejected the request."
+
+
 class InvocationFailed(AgentdError):
     """An agent, callback, tool or model raised; the invocation stopped at that step."""
 

@@ -278,7 +278,8 @@ class Runner:
     ) -> list[Event]:
         """Persist the answers to the calls left open and the error event; those persisted."""
         code = exc.type if isinstance(exc, AgentdError) else type(exc).__name__
-        message = str(exc) or type(exc).__name__
+        detail = exc.detail if isinstance(exc, AgentdError) else None
+        message = detail or str(exc) or type(exc).__name__
         event = Event(
             invocation_id=ctx.invocation_id,
             author=agent.name,
