@@ -228,8 +228,8 @@ class InvocationStore:
                     and answers
                     and answers & _waiting_calls(db, int(current.session_pk), invocation_id)
                 ):
-                    session_pk = repository.resume_completed(
-                        key, invocation_id, mode=mode, owner=owner, expires=expires
+                    session_pk = repository.resume(
+                        key, invocation_id, mode=mode, owner=owner, expires=expires, completed=True
                     )
                 if session_pk is None:
                     raise InvocationNotResumable(

@@ -264,31 +264,15 @@ class InvocationRepository:
         mode: str,
         owner: str,
         expires: float,
+        completed: bool = False,
     ) -> int | None:
         """Queue a failed or cancelled invocation of the session again, for `owner` to run
         (its create time, and so its place in the session's line, kept); its session's key, or
-        None if the session has no such invocation in a resumable status."""
-        params = {
-            **session,
-            "k_invocation": invocation_id,
-            "v_mode": mode,
-            "v_owner": owner,
-            "v_expires": expires,
-        }
-        found = self._db.execute(_RESUME, params).scalar()
-        return None if found is None else int(found)
+        None if the session has no such invocation in a resumable status.
 
-    def resume_completed(
-        self,
-        session: dict[str, str],
-        invocation_id: str,
-        *,
-        mode: str,
-        owner: str,
-        expires: float,
-    ) -> int | None:
-        """`resume` for an invocation that completed waiting for calls the caller found answered
-        by the new run; its session's key, or None if it is no longer completed."""
+        `completed`: instead, one that completed waiting for calls the caller found answered
+        by the new run (None if it is no longer completed).
+        """
         params = {
             **session,
             "k_invocation": invocation_id,
@@ -296,7 +280,8 @@ class InvocationRepository:
             "v_owner": owner,
             "v_expires": expires,
         }
-        found = self._db.execute(_RESUME_COMPLETED, params).scalar()
+        statement = _RESUME_COMPLETED if completed else _RESUME
+        found = self._db.execute(statement, params).scalar()
         return None if found is None else int(found)
 
     def request_cancel(self, session: dict[str, str], invocation_id: str) -> None:
