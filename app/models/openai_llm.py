@@ -6,8 +6,10 @@ point `base_url` at the server. The SDK owns authentication, its environment var
 (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_ORG_ID`, `OPENAI_PROJECT_ID`, and for Azure
 `AZURE_OPENAI_API_KEY`, `AZURE_OPENAI_ENDPOINT`, `OPENAI_API_VERSION`), the HTTP connection pool
 and SSE parsing; a field left None here leaves the SDK to its own default, so agentd adds no
-setting of its own. This module only translates between the model port (google-genai shapes, as
-ADK's) and Chat Completions.
+setting of its own. One default is ours: a server other than OpenAI's (named by `base_url` or
+`OPENAI_BASE_URL`) with no key configured gets the placeholder key `no-key`, since local servers
+need none but the SDK refuses to start without one. This module only translates between the
+model port (google-genai shapes, as ADK's) and Chat Completions.
 
 Retries are the SDK's: a 408, 409, 429 or 5xx answer and a connection failure or timeout are
 retried `max_retries` times (default 2), waiting what `retry-after-ms` / `retry-after` asks (when
@@ -32,6 +34,7 @@ logprobs, code execution and built-in tools.
 import base64
 import json
 import logging
+import os
 from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -50,6 +53,9 @@ log = logging.getLogger(__name__)
 
 PROVIDER = "openai"
 _PREFIX = "openai/"
+#: The key sent to a server other than OpenAI's when none is configured: local servers (Ollama,
+#: vLLM, LM Studio) take any, but the SDK refuses to start without one.
+NO_KEY = "no-key"
 
 _FINISH_REASONS = {
     "stop": types.FinishReason.STOP,
@@ -101,6 +107,16 @@ class OpenAILlm(BaseLlm):
         timeout: float | openai.NotGiven = (
             self.timeout if self.timeout is not None else openai.not_given
         )
+        api_key = self.api_key
+        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL")
+        if (
+            api_key is None
+            and self.api_version is None
+            and not os.environ.get("OPENAI_API_KEY")
+            and base_url
+            and "api.openai.com" not in base_url
+        ):
+            api_key = NO_KEY
         try:
             if self.api_version is not None and self.base_url is not None:
                 return openai.AsyncAzureOpenAI(
@@ -123,7 +139,7 @@ class OpenAILlm(BaseLlm):
                     timeout=timeout,
                 )
             return openai.AsyncOpenAI(
-                api_key=self.api_key,
+                api_key=api_key,
                 base_url=self.base_url,
                 organization=self.organization,
                 default_headers=self.extra_headers,

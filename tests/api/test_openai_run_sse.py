@@ -1,13 +1,14 @@
 """Acceptance 4 of issue 17 over real HTTP: `/run_sse` through a live agentd server whose app's
 agent is `OpenAILlm(model="openai/<name>", base_url=<stub>/v1)`, the stub streaming in the exact
-chunk shapes vLLM and Ollama send. The frames are partial text events then the final event; the
-stored session holds the user's message and the final answer only.
+chunk shapes vLLM and Ollama send. The frames are partial text events then the final event (after
+the tool call and its answer when the model calls one); the stored session holds no partial.
 
 vLLM (OpenAI's shape): a first chunk with the role and empty content, content deltas, a last
 choice chunk with `finish_reason` (and vLLM's own `stop_reason`), then, as `include_usage` asks, a
 usage chunk with `choices: []`. Ollama: every delta repeats `role: assistant`, chunks carry
 `system_fingerprint: fp_ollama`, the last one has empty content and the finish reason, and (as
-older Ollama versions do) no usage chunk at all.
+older Ollama versions do) no usage chunk at all. Tool calls: vLLM sends the call's id and name,
+then its arguments in pieces; Ollama sends each call whole in one delta.
 """
 
 import json
@@ -29,10 +30,17 @@ AGENT_PY = """
 from app.agents import LlmAgent
 from app.models.openai_llm import OpenAILlm
 
+
+def get_capital_city(country: str) -> str:
+    \"\"\"Retrieves the capital city of a given country.\"\"\"
+    return {{"france": "Paris"}}.get(country.lower(), "unknown")
+
+
 root_agent = LlmAgent(
     name="assistant",
     model=OpenAILlm(model="openai/{model}", base_url="{base_url}", api_key="x"),
     instruction="You answer briefly.",
+    tools=[get_capital_city],
 )
 """
 
@@ -89,6 +97,55 @@ def _ollama_chunks(model: str, pieces: list[str]) -> list[dict[str, Any]]:
         }
 
     return [*(frame(piece) for piece in pieces), frame("", "stop")]
+
+
+def _frame(model: str, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-7a1",
+        "object": "chat.completion.chunk",
+        "created": 1_732_540_000,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+    }
+
+
+def _vllm_tool_call_chunks(model: str) -> list[dict[str, Any]]:
+    """vLLM's tool parser stream: the call's id and name first, then its arguments in pieces."""
+    head = {
+        "id": "chatcmpl-tool-5b2e",
+        "type": "function",
+        "index": 0,
+        "function": {"name": "get_capital_city"},
+    }
+    pieces = ['{"country": ', '"Fra', 'nce"}']
+    return [
+        _frame(model, {"role": "assistant", "content": ""}),
+        _frame(model, {"tool_calls": [head]}),
+        *(
+            _frame(model, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+            for piece in pieces
+        ),
+        _frame(model, {"content": ""}, "tool_calls"),
+        {
+            **_frame(model, {}),
+            "choices": [],
+            "usage": {"prompt_tokens": 40, "total_tokens": 52, "completion_tokens": 12},
+        },
+    ]
+
+
+def _ollama_tool_call_chunks(model: str) -> list[dict[str, Any]]:
+    """Ollama's stream of a tool call: the whole call in one delta, then the finish reason."""
+    call = {
+        "id": "call_hk81qg8b",
+        "index": 0,
+        "type": "function",
+        "function": {"name": "get_capital_city", "arguments": '{"country":"France"}'},
+    }
+    return [
+        _frame(model, {"role": "assistant", "content": "", "tool_calls": [call]}),
+        _frame(model, {"role": "assistant", "content": ""}, "tool_calls"),
+    ]
 
 
 @dataclass
@@ -198,3 +255,43 @@ def test_run_sse_streams_an_openai_compatible_server(
     assert not any(e.get("partial") for e in stored)
     # Every request so far streamed; this one was read to its end.
     assert served.stub.wait_for_stream_end(sent_before + 1)[-1] == "finished"
+
+
+@pytest.mark.parametrize(
+    ("server", "calls", "answer", "call_id"),
+    [
+        ("vllm", _vllm_tool_call_chunks, _vllm_chunks, "chatcmpl-tool-5b2e"),
+        ("ollama", _ollama_tool_call_chunks, _ollama_chunks, "call_hk81qg8b"),
+    ],
+)
+def test_run_sse_streams_a_tool_call_round_trip(
+    served: Served, server: str, calls: Any, answer: Any, call_id: str
+) -> None:
+    served.stub.reply_stream(calls("served-model"))
+    served.stub.reply_stream(answer("served-model", ["Paris", "."]))
+    sent_before = len(served.stub.requests)
+    sid = f"s-tools-{server}"
+
+    events = _run_sse(served.http, sid, "Capital of France?")
+
+    call_event, response_event, *partials, final = events
+    (call_part,) = call_event["content"]["parts"]
+    assert call_part["functionCall"] == {
+        "id": call_id,
+        "name": "get_capital_city",
+        "args": {"country": "France"},
+    }
+    (response_part,) = response_event["content"]["parts"]
+    assert response_part["functionResponse"]["id"] == call_id
+    assert response_part["functionResponse"]["response"] == {"result": "Paris"}
+    assert [_text(e) for e in partials] == ["Paris", "."]
+    assert all(e.get("partial") for e in partials)
+    assert _text(final) == "Paris."
+
+    first, second = served.stub.requests[sent_before:]
+    assert [t["function"]["name"] for t in first["body"]["tools"]] == ["get_capital_city"]
+    assistant, tool = second["body"]["messages"][-2:]
+    assert assistant["tool_calls"][0]["id"] == call_id
+    assert tool == {"role": "tool", "tool_call_id": call_id, "content": '{"result": "Paris"}'}
+    stored = _stored(served.http, sid)
+    assert [e["id"] for e in stored[1:]] == [call_event["id"], response_event["id"], final["id"]]

@@ -741,6 +741,7 @@ async def test_an_unreachable_server_is_unavailable() -> None:
 
 async def test_no_key_is_needed_until_the_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     llm = OpenAILlm(model=MODEL)
 
     with pytest.raises(ModelRequestRejected) as failure:
@@ -792,3 +793,33 @@ def test_model_names() -> None:
     assert llm.provider_model == "gpt-4o-mini"
     assert OpenAILlm(model="gpt-4o").provider_model == "gpt-4o"
     assert OpenAILlm.supported_models() == [r"openai/.+", r"gpt-.*", r"o[1-9].*", r"chatgpt-.*"]
+
+
+async def test_a_local_server_needs_no_key(
+    stub: OpenAIStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ollama, vLLM and LM Studio take any key; the SDK will not start without one."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+    llm = OpenAILlm(model="openai/llama3.2")
+    stub.reply_text("ok")
+    request = _request()
+    request.model = None
+
+    (response,) = await _collect(llm, request, stream=False)
+    await llm.aclose()
+
+    assert _parts(response) == [types.Part(text="ok")]
+    assert stub.requests[0]["headers"]["authorization"] == "Bearer no-key"
+    assert stub.requests[0]["body"]["model"] == "llama3.2"
+
+
+async def test_openai_itself_still_needs_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    llm = OpenAILlm(model=MODEL)
+
+    with pytest.raises(ModelRequestRejected) as failure:
+        await _collect(llm, _request(), stream=False)
+
+    assert "OPENAI_API_KEY" in (failure.value.detail or "")
