@@ -166,7 +166,7 @@ class OpenAILlm(BaseLlm):
             try:
                 completion = await completions.create(model=model, messages=messages, **options)
             except openai.APIError as exc:
-                raise _model_error(exc, model, self.max_retries) from exc
+                raise _model_error(exc, model) from exc
             yield from_completion(completion)
             return
 
@@ -187,7 +187,7 @@ class OpenAILlm(BaseLlm):
                     for partial in aggregator.add(chunk):
                         yield partial
         except openai.APIError as exc:
-            raise _model_error(exc, model, self.max_retries) from exc
+            raise _model_error(exc, model) from exc
         yield aggregator.final()
 
     async def aclose(self) -> None:
@@ -205,9 +205,9 @@ def _strip_prefix(model: str) -> str:
 # -- errors ---------------------------------------------------------------------------------------
 
 
-def _model_error(exc: openai.APIError, model: str, max_retries: int) -> ModelError:
+def _model_error(exc: openai.APIError, model: str) -> ModelError:
     """The typed agentd error for an SDK failure that survived the SDK's retries."""
-    after = f" (after {max_retries} retries)" if max_retries else ""
+    after = _after_retries(exc)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         message = _error_message(exc)
@@ -239,6 +239,18 @@ def _model_error(exc: openai.APIError, model: str, max_retries: int) -> ModelErr
         # An error event inside a stream that had started with 200 OK.
         detail = f"{model} failed while answering: {exc.message}"
     return ModelUnavailable(detail, provider=PROVIDER, model=model, status=None)
+
+
+def _after_retries(exc: openai.APIError) -> str:
+    """How many retries the SDK made, from the retry counter it sends on the last request
+    (a `retry-after` over 120 s or `x-should-retry: false` stops it before `max_retries`)."""
+    try:
+        count = int(exc.request.headers.get("x-stainless-retry-count") or 0)
+    except (RuntimeError, ValueError):  # no request (an SDK-side failure) or an odd header
+        return ""
+    if count <= 0:
+        return ""
+    return f" (after {count} {'retry' if count == 1 else 'retries'})"
 
 
 def _error_message(exc: openai.APIStatusError) -> str:

@@ -320,6 +320,7 @@ async def test_a_persistent_500_reaches_on_model_error_callback(
     assert (error.provider, error.model, error.upstream_status) == ("openai", SENT_MODEL, 500)
     assert error.retryable
     assert "The server had an error" in (error.detail or "")
+    assert "(after 2 retries)" in (error.detail or "")
     assert len(stub.requests) == 3
     assert texts(events)[-1] == "Sorry, the model is down."
     assert texts(await _stored(services)) == ["hi", "Sorry, the model is down."]
@@ -711,6 +712,7 @@ async def test_a_400_is_a_rejected_request_without_retries(
     assert failure.value.upstream_status == 400
     assert not failure.value.retryable
     assert "Invalid 'messages'" in (failure.value.detail or "")
+    assert "retr" not in (failure.value.detail or "")
     assert len(stub.requests) == 1
 
 
@@ -724,6 +726,7 @@ async def test_a_persistent_429_is_rate_limited(stub: OpenAIStub) -> None:
     await llm.aclose()
 
     assert (failure.value.upstream_status, failure.value.model) == (429, SENT_MODEL)
+    assert "(after 1 retry)" in (failure.value.detail or "")
     assert len(stub.requests) == 2
 
 
@@ -823,3 +826,21 @@ async def test_openai_itself_still_needs_a_key(monkeypatch: pytest.MonkeyPatch) 
         await _collect(llm, _request(), stream=False)
 
     assert "OPENAI_API_KEY" in (failure.value.detail or "")
+
+
+async def test_an_error_event_inside_a_stream_is_unavailable(
+    stub: OpenAIStub, llm: OpenAILlm
+) -> None:
+    """vLLM reports a failure after the 200 OK as a `data: {"error": ...}` event."""
+    stub.reply_stream(
+        [chunk({"role": "assistant", "content": "Hi"}), {"error": {"message": "engine died"}}]
+    )
+    responses = llm.generate_content_async(_request(), stream=True)
+
+    first = await anext(responses)
+    with pytest.raises(ModelUnavailable) as failure:
+        await anext(responses)
+
+    assert first.partial
+    assert failure.value.upstream_status is None
+    assert "engine died" in (failure.value.detail or "")
