@@ -31,6 +31,7 @@ inline data than images (audio, PDF: dropped with a warning), `candidate_count` 
 logprobs, code execution and built-in tools.
 """
 
+import asyncio
 import base64
 import json
 import logging
@@ -83,6 +84,8 @@ class OpenAILlm(BaseLlm):
     timeout: float | None = None
 
     _client: openai.AsyncOpenAI | None = PrivateAttr(default=None)
+    #: The event loop the client's connections belong to (see `client`).
+    _client_loop: asyncio.AbstractEventLoop | None = PrivateAttr(default=None)
 
     @classmethod
     def supported_models(cls) -> list[str]:
@@ -96,9 +99,18 @@ class OpenAILlm(BaseLlm):
 
     @property
     def client(self) -> openai.AsyncOpenAI:
-        """The SDK client, created on first use (so an agent can be defined without a key)."""
-        if self._client is None:
+        """The SDK client, created on first use (so an agent can be defined without a key).
+
+        A client's pooled connections belong to the event loop that opened them; scripts (and
+        ADK's examples) call `asyncio.run` once per turn, so a new loop gets a new client.
+        """
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # outside a loop (inspecting the configuration)
+            loop = self._client_loop
+        if self._client is None or self._client_loop is not loop:
             self._client = self._new_client()
+            self._client_loop = loop
         return self._client
 
     def _new_client(self) -> openai.AsyncOpenAI:
