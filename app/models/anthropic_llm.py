@@ -55,6 +55,7 @@ Streaming yields a partial response per text (and thinking) delta; tool input ar
 deltas that the SDK's stream helper assembles, so calls appear only in the final response.
 """
 
+import asyncio
 import base64
 import json
 import logging
@@ -130,6 +131,8 @@ class Claude(BaseLlm):
     )
 
     _client: AsyncAnthropic | None = PrivateAttr(default=None)
+    #: The event loop the created client's connections belong to (see `api_client`).
+    _client_loop: asyncio.AbstractEventLoop | None = PrivateAttr(default=None)
     _warned_sampling: bool = PrivateAttr(default=False)
 
     @classmethod
@@ -149,10 +152,20 @@ class Claude(BaseLlm):
 
     @property
     def api_client(self) -> AsyncAnthropic | AsyncAnthropicVertex | AsyncAnthropicBedrock:
-        """The SDK client: `client`, else one created on first use (no key needed before)."""
+        """The SDK client: `client`, else one created on first use (no key needed before).
+
+        A created client's pooled connections belong to the event loop that opened them;
+        scripts (and ADK's examples) call `asyncio.run` once per turn, so a new loop gets a
+        new client.
+        """
         if self.client is not None:
             return self.client
-        if self._client is None:
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # outside a loop (inspecting the configuration)
+            loop = self._client_loop
+        if self._client is None or self._client_loop is not loop:
+            self._client_loop = loop
             self._client = AsyncAnthropic(
                 api_key=self.api_key,
                 base_url=self.base_url,

@@ -4,6 +4,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 
 import pytest
 from google.genai import types
+from pydantic import Field
 
 from app.agents import LlmAgent
 from app.errors import ModelRequestRejected, ModelUnavailable
@@ -36,7 +37,7 @@ class Answering(BaseLlm):
 
     model: str = "answering"
     text: str = "ok"
-    seen_models: list[str | None] = []
+    seen_models: list[str | None] = Field(default_factory=list)
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
@@ -131,7 +132,7 @@ async def test_a_non_retryable_failure_is_raised_without_trying_the_next_model()
 
 
 async def test_streaming_falls_back_before_the_first_chunk_only() -> None:
-    secondary = Answering(text="hello", seen_models=[])
+    secondary = Answering(text="hello")
     chain = FallbackModel(
         models=[Failing(error=ModelUnavailable("down", provider="p", model="m")), secondary]
     )
@@ -176,7 +177,7 @@ def test_which_failures_move_on_to_the_next_model(error: Exception, retryable: b
         ("gpt-4o", "OpenAILlm"),
         ("o3-mini", "OpenAILlm"),
         ("o1", "OpenAILlm"),
-        ("anthropic/claude-sonnet-4-5", "Claude"),
+        ("anthropic/claude-sonnet-5-5", "Claude"),
         ("claude-3-5-haiku-latest", "Claude"),
         ("ollama_chat/llama3.2", "LiteLlm"),
         ("hosted_vllm/meta-llama/Llama-3.1-8B-Instruct", "LiteLlm"),
