@@ -56,6 +56,12 @@ PATHS: list[tuple[str, str]] = [
     ("app.models.llm_response", "LlmResponse"),
     ("app.models.base_llm", "BaseLlm"),
     ("app.models.google_llm", "Gemini"),
+    # models beyond Gemini (issue 17)
+    *(("app.models", n) for n in ("OpenAILlm", "Claude", "LiteLlm", "FallbackModel")),
+    ("app.models.openai_llm", "OpenAILlm"),
+    ("app.models.anthropic_llm", "Claude"),
+    ("app.models.lite_llm", "LiteLlm"),
+    ("app.models.fallback", "FallbackModel"),
     # tools
     *(
         ("app.tools", n)

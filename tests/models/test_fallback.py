@@ -190,3 +190,27 @@ def test_model_names_route_to_their_backend(name: str, backend: str) -> None:
 def test_an_unknown_model_name_fails_clearly() -> None:
     with pytest.raises(ValueError, match="No model backend serves 'bedrock/claude'"):
         LLMRegistry.resolve("bedrock/claude")
+
+
+async def test_a_failing_openai_model_falls_back_to_claude_across_providers() -> None:
+    from app.models import Claude, OpenAILlm
+    from tests.anthropic_stub import AnthropicStub
+    from tests.openai_stub import OpenAIStub
+
+    with OpenAIStub() as openai_stub, AnthropicStub() as anthropic_stub:
+        openai_stub.reply_error(503, "overloaded")
+        anthropic_stub.reply_text("Claude answers.")
+        primary = OpenAILlm(
+            model="openai/gpt-4o-mini", api_key="k", base_url=openai_stub.base_url, max_retries=0
+        )
+        secondary = Claude(model="claude-sonnet-5-5", api_key="k", base_url=anthropic_stub.base_url)
+        runner = await _runner(FallbackModel(models=[primary, secondary]))
+
+        events = await run_turn(runner, "hi")
+
+        assert texts([events[-1]]) == ["Claude answers."]
+        assert events[-1].custom_metadata is not None
+        fallback = events[-1].custom_metadata["fallback"]
+        assert (fallback["model"], fallback["index"]) == ("claude-sonnet-5-5", 1)
+        assert fallback["failed"][0]["error"].startswith("model-unavailable")
+        assert len(openai_stub.requests) == 1
