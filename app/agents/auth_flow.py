@@ -49,29 +49,34 @@ def is_auth_event(event: Event) -> bool:
     return False
 
 
+def credential_request_parts(response_event: Event) -> list[types.Part]:
+    """One `adk_request_credential` call (fresh `adk-` id) per config `response_event`
+    requested."""
+    requested: dict[str, Any] = response_event.actions.requested_auth_configs
+    parts = []
+    for function_call_id, auth_config in requested.items():
+        args = AuthToolArguments(
+            function_call_id=function_call_id, auth_config=AuthConfig.model_validate(auth_config)
+        )
+        parts.append(
+            types.Part(
+                function_call=types.FunctionCall(
+                    id=f"adk-{uuid.uuid4()}", name=REQUEST_EUC_FUNCTION_CALL_NAME, args=wire(args)
+                )
+            )
+        )
+    return parts
+
+
 def request_credentials(
     agent: "LlmAgent", ctx: InvocationContext, response_event: Event
 ) -> Event | None:
     """The `adk_request_credential` event for the configs `response_event` requested (None if
     it requested none); the invocation then ends, waiting for the client's answer."""
-    requested: dict[str, Any] = response_event.actions.requested_auth_configs
-    if not requested:
+    parts = credential_request_parts(response_event)
+    if not parts:
         return None
-    parts = []
-    ids = []
-    for function_call_id, auth_config in requested.items():
-        args = AuthToolArguments(
-            function_call_id=function_call_id, auth_config=AuthConfig.model_validate(auth_config)
-        )
-        call_id = f"adk-{uuid.uuid4()}"
-        ids.append(call_id)
-        parts.append(
-            types.Part(
-                function_call=types.FunctionCall(
-                    id=call_id, name=REQUEST_EUC_FUNCTION_CALL_NAME, args=wire(args)
-                )
-            )
-        )
+    ids = [p.function_call.id or "" for p in parts if p.function_call]
     role = response_event.content.role if response_event.content else None
     ctx.end()
     return agent.make_event(
@@ -110,7 +115,10 @@ async def resume_authorized_tools(
         if response_event is None:
             return
         yield response_event
-        follow_up = request_credentials(agent, ctx, response_event)
+        # The tool may ask again, for a credential or a confirmation (one waiting event).
+        from app.agents.confirmation_flow import request_client_input  # it imports this module
+
+        follow_up = request_client_input(agent, ctx, calls, response_event)
         if follow_up is not None:
             yield follow_up
         return

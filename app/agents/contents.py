@@ -6,9 +6,10 @@ The memo is trusted only while the session's first and last-seen events are the 
 (sessions share Event objects through the history cache), so a re-created, trimmed or otherwise
 different history is rebuilt from scratch.
 
-`adk_request_credential` calls and their answers are never shown to the model (as in ADK), and
-a call answered more than once (a tool that asked for a credential answers again once it has
-it) shows only its latest answer, in the place of the first.
+`adk_request_credential` and `adk_request_confirmation` calls and their answers are never shown
+to the model (as in ADK), and a call answered more than once (a tool that asked for a credential
+or a confirmation answers again once it has it) shows only its latest answer, in the place of the
+first.
 """
 
 from collections import OrderedDict
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 from google.genai import types
 
-from app.agents.auth_flow import is_auth_event
+from app.agents.confirmation_flow import is_client_request_event
 from app.contexts.invocation import InvocationContext
 from app.sessions.models import Event
 
@@ -180,7 +181,7 @@ def _visible(events: Sequence[Event], branch: str | None) -> list[Event]:
         and e.content.parts
         and not e.partial
         and _belongs_to_branch(e.branch, branch)
-        and not is_auth_event(e)
+        and not is_client_request_event(e)
     ]
 
 

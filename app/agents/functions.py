@@ -4,9 +4,14 @@ Each call goes through the before-tool hooks (plugins, then the agent's callback
 tool), the tool itself (errors go to the on-tool-error hooks), result wrapping (`{"result": v}`
 for non-dicts) and the after-tool hooks. The calls' results become one function-response event
 whose actions merge every call's deltas key by key, so parallel writers never lose a write.
+
+A call run again after the person answered its confirmation request gets the answer as
+`tool_context.tool_confirmation`; a denied call never reaches its tool (nor its callbacks): it is
+answered with ADK's rejection, whatever the tool would have done with the answer.
 """
 
 import asyncio
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from google.genai import types
@@ -16,7 +21,9 @@ from app.contexts.invocation import InvocationContext
 from app.contexts.tool import ToolContext
 from app.observability.metrics import record_tool_call
 from app.sessions.models import Event, EventActions
+from app.sessions.tool_confirmation import ToolConfirmation
 from app.tools.base_tool import BaseTool
+from app.tools.function_tool import CONFIRMATION_REJECTED
 
 if TYPE_CHECKING:
     from app.agents.llm_agent import LlmAgent
@@ -27,10 +34,21 @@ async def run_function_calls(
     ctx: InvocationContext,
     calls: list[types.FunctionCall],
     tools: dict[str, Any],
+    confirmations: Mapping[str, ToolConfirmation] | None = None,
 ) -> Event | None:
-    """The function-response event of `calls` (None if only long-running tools answered)."""
+    """The function-response event of `calls` (None if only long-running tools answered).
+
+    `confirmations` are the person's answers by call id, for calls run again after asking.
+    """
+    answers = confirmations or {}
     contexts = [
-        ToolContext(ctx, function_call_id=call.id, event_actions=EventActions()) for call in calls
+        ToolContext(
+            ctx,
+            function_call_id=call.id,
+            event_actions=EventActions(),
+            tool_confirmation=answers.get(call.id or ""),
+        )
+        for call in calls
     ]
     try:
         async with asyncio.TaskGroup() as group:
@@ -60,8 +78,11 @@ async def _run_tool(
     tool_context: ToolContext,
 ) -> types.Part | None:
     args = dict(call.args or {})
-    if tool is None:
-        result: Any = {"error": f"Tool {call.name!r} is not available to this agent."}
+    confirmation = tool_context.tool_confirmation
+    if confirmation is not None and not confirmation.confirmed:
+        result: Any = dict(CONFIRMATION_REJECTED)  # denied: the tool never runs
+    elif tool is None:
+        result = {"error": f"Tool {call.name!r} is not available to this agent."}
     else:
         result = await _execute_tool(agent, ctx, tool, args, tool_context)
         if result is None and tool.is_long_running:

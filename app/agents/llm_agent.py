@@ -17,9 +17,14 @@ from typing import Any, Literal
 from google.genai import types
 from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter
 
-from app.agents.auth_flow import request_credentials, resume_authorized_tools
+from app.agents.auth_flow import resume_authorized_tools
 from app.agents.base_agent import BaseAgent
 from app.agents.callbacks import CallbackSlot, dispatch
+from app.agents.confirmation_flow import (
+    answered_branch,
+    request_client_input,
+    resume_confirmed_tools,
+)
 from app.agents.contents import build_contents
 from app.agents.functions import run_function_calls
 from app.agents.instructions import inject_session_state
@@ -117,7 +122,12 @@ class LlmAgent(BaseAgent):
     # -- the loop -------------------------------------------------------------------------
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        branch = answered_branch(self, ctx.session.events)
+        if branch is not None and branch != ctx.branch:  # resumed: go on where it asked
+            ctx = ctx.for_agent(self, branch=branch)
         async for event in resume_authorized_tools(self, ctx):
+            yield event
+        async for event in resume_confirmed_tools(self, ctx):
             yield event
         while not ctx.ended:
             outcome = _StepOutcome()
@@ -158,9 +168,9 @@ class LlmAgent(BaseAgent):
             outcome.done = True
             return
         yield response_event
-        auth_event = request_credentials(self, ctx, response_event)
-        if auth_event is not None:  # a tool asked for a credential: the client answers later
-            yield auth_event
+        waiting = request_client_input(self, ctx, calls, response_event)
+        if waiting is not None:  # a tool asked for a credential or a confirmation: the client
+            yield waiting  # answers later
             outcome.done = True
             return
         answer = structured_answer(

@@ -1,4 +1,7 @@
-"""ToolContext: the CallbackContext of one function call, with its actions, memory and auth."""
+"""ToolContext: the CallbackContext of one function call, with its actions, memory, auth and
+confirmation."""
+
+from typing import Any
 
 from app.auth.auth_credential import AuthCredential, wire
 from app.auth.auth_handler import AuthHandler
@@ -7,6 +10,7 @@ from app.contexts.callback import CallbackContext
 from app.contexts.invocation import InvocationContext
 from app.memory.base import SearchMemoryResponse
 from app.sessions.models import EventActions
+from app.sessions.tool_confirmation import ToolConfirmation
 
 
 class ToolContext(CallbackContext):
@@ -18,9 +22,12 @@ class ToolContext(CallbackContext):
         *,
         function_call_id: str | None = None,
         event_actions: EventActions | None = None,
+        tool_confirmation: ToolConfirmation | None = None,
     ) -> None:
         super().__init__(invocation_context, event_actions=event_actions)
         self.function_call_id = function_call_id
+        #: The person's answer when a call that asked for confirmation runs again; else None.
+        self.tool_confirmation = tool_confirmation
 
     @property
     def actions(self) -> EventActions:
@@ -45,6 +52,20 @@ class ToolContext(CallbackContext):
             raise ValueError("function_call_id is not set.")
         request = AuthHandler(AuthConfig.model_validate(auth_config)).generate_auth_request()
         self._event_actions.requested_auth_configs[self.function_call_id] = wire(request)
+
+    def request_confirmation(self, *, hint: str | None = None, payload: Any | None = None) -> None:
+        """Ask the person to approve this call (ADK's `request_confirmation`).
+
+        Recorded as `actions.requested_tool_confirmations[function_call_id]` (ToolConfirmation's
+        JSON by alias, as ADK's event carries it). After the function-response event the agent
+        emits an `adk_request_confirmation` call and the invocation waits; once answered, the
+        tool runs again with `tool_confirmation` set (a denied call is answered with a refusal
+        and does not run).
+        """
+        if not self.function_call_id:
+            raise ValueError("function_call_id is not set.")
+        request = ToolConfirmation(hint=hint or "", payload=payload)
+        self._event_actions.requested_tool_confirmations[self.function_call_id] = request.wire()
 
     def get_auth_response(self, auth_config: AuthConfig) -> AuthCredential | None:
         """The credential the client sent back for `auth_config` in this invocation, or None

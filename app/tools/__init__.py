@@ -11,6 +11,7 @@ from app.tools.load_artifacts_tool import load_artifacts_tool as load_artifacts
 from app.tools.load_memory_tool import load_memory_tool as load_memory
 from app.tools.long_running_tool import LongRunningFunctionTool
 from app.tools.preload_memory_tool import preload_memory_tool as preload_memory
+from app.tools.tool_confirmation import ToolConfirmation
 from app.tools.tool_context import ToolContext
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "ExampleTool",
     "FunctionTool",
     "LongRunningFunctionTool",
+    "ToolConfirmation",
     "ToolContext",
     "exit_loop",
     "get_user_choice",

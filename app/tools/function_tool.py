@@ -4,6 +4,11 @@ Parameter types come from the type hints (str, int, float, bool, list[...], dict
 Literal, Enum, pydantic models), descriptions from the docstring's `Args:` section, and required
 parameters are those without a default. A parameter named `tool_context` is injected, never
 declared. A non-dict return value is wrapped as `{"result": value}`, as ADK does.
+
+`require_confirmation` (True, or a callable over the call's arguments, sync or async, that may
+also take `tool_context`) makes a call ask the person first: without an answer the function does
+not run, the call records a confirmation request and answers with ADK's "requires confirmation"
+error; once confirmed it runs; denied, it answers ADK's "rejected" error.
 """
 
 import enum
@@ -11,7 +16,7 @@ import inspect
 import re
 import types as pytypes
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Union, get_args, get_origin
 
 from google.genai import types
@@ -21,6 +26,13 @@ from app.contexts.tool import ToolContext
 from app.tools.base_tool import BaseTool
 
 _INJECTED = {"tool_context", "input_stream"}
+
+#: A tool's confirmation rule: always, never, or decided per call from its arguments.
+RequireConfirmation = bool | Callable[..., bool | Awaitable[bool]]
+
+#: ADK's function responses for a call awaiting confirmation and for a denied call.
+CONFIRMATION_REQUIRED = {"error": "This tool call requires confirmation, please approve or reject."}
+CONFIRMATION_REJECTED = {"error": "This tool call is rejected."}
 _SIMPLE = {
     str: types.Type.STRING,
     int: types.Type.INTEGER,
@@ -100,11 +112,14 @@ def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
 class FunctionTool(BaseTool):
     """Wraps a sync or async function."""
 
-    def __init__(self, func: Callable[..., Any]) -> None:
+    def __init__(
+        self, func: Callable[..., Any], *, require_confirmation: RequireConfirmation = False
+    ) -> None:
         summary, _ = _docstring_parts(inspect.getdoc(func) or "")
         super().__init__(name=getattr(func, "__name__", type(func).__name__), description=summary)
         self.func = func
         self._signature = inspect.signature(func)
+        self._require_confirmation = require_confirmation
 
     def get_declaration(self) -> types.FunctionDeclaration:
         """Parameters from the signature; descriptions from the docstring."""
@@ -153,9 +168,37 @@ class FunctionTool(BaseTool):
                 f"parameters are not present: {', '.join(missing)}. You could retry calling this "
                 "tool, but it is IMPORTANT for you to provide all the mandatory parameters."
             }
+        if await self.check_require_confirmation(call_args, tool_context):
+            if tool_context.tool_confirmation is None:
+                tool_context.request_confirmation(
+                    hint=f"Please approve or reject the tool call {self.name}() by responding "
+                    "with a FunctionResponse with an expected ToolConfirmation payload."
+                )
+                tool_context.actions.skip_summarization = True
+                return dict(CONFIRMATION_REQUIRED)
+            if not tool_context.tool_confirmation.confirmed:
+                return dict(CONFIRMATION_REJECTED)
         if "tool_context" in params:
             call_args["tool_context"] = tool_context
         result = self.func(**call_args)
         if inspect.isawaitable(result):
             result = await result
         return result
+
+    async def check_require_confirmation(
+        self, args: dict[str, Any], tool_context: ToolContext
+    ) -> bool:
+        """Whether this call needs the person's approval (ADK's `check_require_confirmation`):
+        the flag, or the rule called with the arguments it names (and `tool_context`)."""
+        rule = self._require_confirmation
+        if not callable(rule):
+            return bool(rule)
+        params = inspect.signature(rule).parameters
+        accepts_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        rule_args = {k: v for k, v in args.items() if k in params or accepts_kwargs}
+        if "tool_context" in params:
+            rule_args["tool_context"] = tool_context
+        decided = rule(**rule_args)
+        if inspect.isawaitable(decided):
+            decided = await decided
+        return bool(decided)

@@ -10,7 +10,7 @@ from typing import Any
 
 from google.genai import types
 
-from app.tools.function_tool import FunctionTool
+from app.tools.function_tool import FunctionTool, RequireConfirmation
 
 _NOTE = (
     "NOTE: This is a long-running operation. Do not call this tool again if it has already "
@@ -21,8 +21,10 @@ _NOTE = (
 class LongRunningFunctionTool(FunctionTool):
     """A FunctionTool that may answer later (ADK's LongRunningFunctionTool)."""
 
-    def __init__(self, func: Callable[..., Any]) -> None:
-        super().__init__(func)
+    def __init__(
+        self, func: Callable[..., Any], *, require_confirmation: RequireConfirmation = False
+    ) -> None:
+        super().__init__(func, require_confirmation=require_confirmation)
         self.is_long_running = True
 
     def get_declaration(self) -> types.FunctionDeclaration:

@@ -1,0 +1,274 @@
+"""Tool confirmations in the agent loop: ADK's `adk_request_confirmation` round trip.
+
+Asking: a tool whose `require_confirmation` holds (or that calls
+`tool_context.request_confirmation(hint=, payload=)`) answers its call with ADK's "requires
+confirmation" error and records a ToolConfirmation in its function-response event's
+`requested_tool_confirmations`. After that event the agent yields one more
+(`request_client_input`): one `adk_request_confirmation` function call per request, `args =
+{"originalFunctionCall": <the tool's call by alias>, "toolConfirmation": <hint, confirmed,
+payload>}` (ADK's shape), each with a fresh `adk-` id listed in `long_running_tool_ids`, together
+with the step's `adk_request_credential` calls and the ids of its long-running calls still
+without a result; the invocation ends there. (ADK yields it before the function-response event;
+agentd after, so the invocation's last event names everything it waits for.)
+
+Answering: the client sends a user message with function responses named
+`adk_request_confirmation`, the request's id and `{"confirmed": bool, "payload"?: ...}` (ADK's
+`{"response": "<json>"}` wrapper is accepted; anything that does not parse is a denial). When an
+LlmAgent starts and that is the latest message (`resume_confirmed_tools`):
+
+- the requests of the answered calls' step (this agent's requests whose original call came in
+  the same model response) are gathered with every answer the session holds for them;
+- if some are still unanswered, nothing runs and the model is not called: the agent yields a
+  fresh event re-listing the unanswered requests (same ids, same args) in `long_running_tool_ids`
+  and ends the invocation again, so its last event still says what it waits for;
+- once all are answered, every original call runs again through the normal tool path with
+  `tool_context.tool_confirmation` set, in ONE function-response event: a confirmed call runs its
+  tool, a denied one never does (ADK's `{"error": "This tool call is rejected."}`); then the model
+  goes on. A call whose confirmation was already consumed never runs again.
+
+Only requests this agent authored, for calls this agent made, are honoured (the client chooses
+the answer, never which tool runs or with what arguments). The model never sees the requests or
+their answers (`is_client_request_event`, used by `contents.py`), and a call answered first with
+"requires confirmation" and then for real shows only its final answer (see contents.py).
+"""
+
+import uuid
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from google.genai import types
+
+from app.agents.auth_flow import credential_request_parts, is_auth_event
+from app.agents.functions import run_function_calls
+from app.contexts.invocation import InvocationContext
+from app.sessions.models import Event
+from app.sessions.tool_confirmation import ToolConfirmation
+
+if TYPE_CHECKING:
+    from app.agents.llm_agent import LlmAgent
+
+#: The name of the function call that asks the client to confirm a tool call (ADK's name).
+REQUEST_CONFIRMATION_FUNCTION_CALL_NAME = "adk_request_confirmation"
+
+
+def is_confirmation_event(event: Event) -> bool:
+    """Whether the event holds an `adk_request_confirmation` call or its answer."""
+    for part in event.content.parts or () if event.content else ():
+        call, response = part.function_call, part.function_response
+        if call and call.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME:
+            return True
+        if response and response.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME:
+            return True
+    return False
+
+
+def is_client_request_event(event: Event) -> bool:
+    """Whether the event asks the client for a credential or a confirmation, or answers that:
+    framework traffic the model never sees."""
+    return is_auth_event(event) or is_confirmation_event(event)
+
+
+def original_call_of(request: types.FunctionCall) -> dict[str, Any]:
+    """The `originalFunctionCall` an `adk_request_confirmation` call carries ({} if none)."""
+    original = (request.args or {}).get("originalFunctionCall")
+    return original if isinstance(original, dict) else {}
+
+
+def confirmation_request_parts(
+    calls: Sequence[types.FunctionCall], response_event: Event
+) -> list[types.Part]:
+    """One `adk_request_confirmation` call (fresh `adk-` id) per confirmation `response_event`
+    requested for one of `calls`."""
+    by_id = {call.id: call for call in calls if call.id}
+    parts = []
+    for call_id, requested in response_event.actions.requested_tool_confirmations.items():
+        original = by_id.get(call_id)
+        if original is None:
+            continue
+        args = {
+            "originalFunctionCall": original.model_dump(
+                mode="json", by_alias=True, exclude_none=True
+            ),
+            "toolConfirmation": ToolConfirmation.model_validate(requested).wire(),
+        }
+        call = types.FunctionCall(
+            id=f"adk-{uuid.uuid4()}", name=REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, args=args
+        )
+        parts.append(types.Part(function_call=call))
+    return parts
+
+
+def request_client_input(
+    agent: "LlmAgent",
+    ctx: InvocationContext,
+    calls: Sequence[types.FunctionCall],
+    response_event: Event | None,
+    *,
+    wait_for_results: bool = False,
+) -> Event | None:
+    """The event asking the client for what the step of `calls` needs (None if nothing): its
+    credential and confirmation requests, plus (listed only) its long-running calls still without
+    a result. `wait_for_results`: wait for those even when nothing is requested (calls run again
+    after a confirmation already have an answer in the history, so only this event says they are
+    still open). The invocation then ends."""
+    parts: list[types.Part] = []
+    credentials: list[types.Part] = []
+    if response_event is not None:
+        credentials = credential_request_parts(response_event)
+        parts = credentials + confirmation_request_parts(calls, response_event)
+    answered = {r.id for r in response_event.get_function_responses()} if response_event else set()
+    tools = {tool.name: tool for tool in agent.canonical_tools}
+    results = [
+        call.id
+        for call in calls
+        if call.id
+        and call.id not in answered
+        and (tool := tools.get(call.name or "")) is not None
+        and tool.is_long_running
+    ]
+    if not parts and not (wait_for_results and results):
+        return None
+    ids = [p.function_call.id or "" for p in parts if p.function_call] + results
+    # A credential request keeps the auth flow's role (the response's); confirmations are ADK's
+    # model-role event.
+    role: str | None = "model"
+    if credentials and response_event is not None and response_event.content is not None:
+        role = response_event.content.role
+    ctx.end()
+    return agent.make_event(
+        ctx,
+        content=types.Content(role=role, parts=parts) if parts else None,
+        long_running_tool_ids=ids,
+    )
+
+
+def answered_branch(agent: "LlmAgent", events: Sequence[Event]) -> str | None:
+    """The branch of this agent's event whose calls the latest (user) message answers: the branch
+    a resumed agent continues on (the runner starts it without one, e.g. in a ParallelAgent)."""
+    latest = next((e for e in reversed(events) if e.content is not None), None)
+    if latest is None or latest.author != "user":
+        return None
+    answered = {r.id for r in latest.get_function_responses() if r.id}
+    if not answered:
+        return None
+    for event in reversed(events):
+        if event.author == agent.name and any(c.id in answered for c in event.get_function_calls()):
+            return event.branch
+    return None
+
+
+@dataclass
+class _Request:
+    """One `adk_request_confirmation` call of this agent, and what became of it."""
+
+    call: types.FunctionCall
+    original_id: str
+    answer: ToolConfirmation | None = None
+    answered_at: int = -1
+
+
+async def resume_confirmed_tools(
+    agent: "LlmAgent", ctx: InvocationContext
+) -> AsyncGenerator[Event, None]:
+    """If the latest message answers `adk_request_confirmation` calls of this agent: wait for the
+    rest of their step's answers (re-listing them, ending the invocation), or run the step's
+    confirmed calls again and yield their function-response event (and, should they ask again,
+    the next request, ending the invocation)."""
+    events = ctx.session.events
+    latest = next((e for e in reversed(events) if e.content is not None), None)
+    if latest is None or latest.author != "user":
+        return
+    answered_now = {
+        r.id
+        for r in latest.get_function_responses()
+        if r.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME and r.id
+    }
+    if not answered_now:
+        return
+    requests, calls, responded = _history(agent, events)
+    live = {
+        rid: request
+        for rid, request in requests.items()
+        if not any(i > request.answered_at for i in responded.get(request.original_id, ()))
+        or request.answer is None
+    }
+    asked = [live[rid] for rid in answered_now if rid in live]
+    if not asked:
+        # Only answers to requests already consumed (a replay) or not this agent's: nothing
+        # runs, and the model is not called for a message it never sees.
+        parts = latest.content.parts if latest.content else None
+        if all(p.function_response is not None for p in parts or ()):
+            ctx.end()
+        return
+    # The step: every call of the model responses the answered requests' calls came in.
+    step_events = {calls[r.original_id][0] for r in asked}
+    step = [c for i in sorted(step_events) for c in events[i].get_function_calls() if c.id]
+    step_ids = {c.id for c in step}
+    group = {rid: r for rid, r in live.items() if r.original_id in step_ids}
+    unanswered = [r for r in group.values() if r.answer is None]
+    if unanswered:
+        tools = {tool.name: tool for tool in agent.canonical_tools}
+        results = [
+            c.id or ""
+            for c in step
+            if c.id not in responded
+            and (tool := tools.get(c.name or "")) is not None
+            and tool.is_long_running
+        ]
+        ctx.end()
+        yield agent.make_event(
+            ctx,
+            content=types.Content(
+                role="model", parts=[types.Part(function_call=r.call) for r in unanswered]
+            ),
+            long_running_tool_ids=[r.call.id or "" for r in unanswered] + results,
+        )
+        return
+    confirmations: dict[str, ToolConfirmation] = {}
+    for request in group.values():  # in request order: a later request's answer wins
+        assert request.answer is not None
+        confirmations[request.original_id] = request.answer
+    to_run = [c for c in step if c.id in confirmations]
+    tools = {tool.name: tool for tool in agent.canonical_tools}
+    response_event = await run_function_calls(agent, ctx, to_run, tools, confirmations)
+    if response_event is not None:
+        yield response_event
+    follow_up = request_client_input(agent, ctx, to_run, response_event, wait_for_results=True)
+    if follow_up is not None:
+        yield follow_up
+
+
+def _history(
+    agent: "LlmAgent", events: Sequence[Event]
+) -> tuple[dict[str, _Request], dict[str, tuple[int, types.FunctionCall]], dict[str, list[int]]]:
+    """This agent's confirmation requests (with their first answers), the calls this agent made
+    (by id: index of their event, the call), and where each call id got a function response."""
+    calls: dict[str, tuple[int, types.FunctionCall]] = {}
+    requests: dict[str, _Request] = {}
+    responded: dict[str, list[int]] = {}
+    for index, event in enumerate(events):
+        if event.author == agent.name:
+            for call in event.get_function_calls():
+                if not call.id:
+                    continue
+                if call.name != REQUEST_CONFIRMATION_FUNCTION_CALL_NAME:
+                    calls.setdefault(call.id, (index, call))
+                elif call.id not in requests:
+                    original_id = original_call_of(call).get("id")
+                    if isinstance(original_id, str) and original_id in calls:
+                        requests[call.id] = _Request(call=call, original_id=original_id)
+        for response in event.get_function_responses():
+            if not response.id:
+                continue
+            responded.setdefault(response.id, []).append(index)
+            request = requests.get(response.id)
+            if (
+                event.author == "user"
+                and response.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+                and request is not None
+                and request.answer is None
+            ):
+                request.answer = ToolConfirmation.from_response(response.response)
+                request.answered_at = index
+    return requests, calls, responded
