@@ -21,6 +21,7 @@ from google.genai import types
 from app.agents.confirmation_flow import is_client_request_event
 from app.contexts.invocation import InvocationContext
 from app.sessions.models import Event
+from app.tools.agent_tool import AGENT_TOOL_EVENTS_KEY
 
 
 def _belongs_to_branch(event_branch: str | None, branch: str | None) -> bool:
@@ -191,27 +192,53 @@ def _convert(events: Sequence[Event], agent_name: str, branch: str | None) -> li
 
 def _content_for(event: Event, agent_name: str) -> types.Content:
     assert event.content is not None
+    content = _shown(event.content)
     if event.author in ("user", agent_name):
-        return event.content
-    return _as_context(event)
+        return content
+    return _as_context(event.author, content)
 
 
-def _as_context(event: Event) -> types.Content:
+def _shown(content: types.Content) -> types.Content:
+    """`content` without the wrapped agent's history an AgentTool call keeps in its response
+    while it waits for a confirmation (framework data, never for the model)."""
+    parts = content.parts or []
+    if not any(_keeps_history(p) for p in parts):
+        return content
+    shown = []
+    for part in parts:
+        response = part.function_response
+        if response is not None and _keeps_history(part):
+            kept = {
+                k: v for k, v in (response.response or {}).items() if k != AGENT_TOOL_EVENTS_KEY
+            }
+            part = part.model_copy(
+                update={"function_response": response.model_copy(update={"response": kept})}
+            )
+        shown.append(part)
+    return content.model_copy(update={"parts": shown})
+
+
+def _keeps_history(part: types.Part) -> bool:
+    response = part.function_response
+    return (
+        response is not None
+        and isinstance(response.response, dict)
+        and AGENT_TOOL_EVENTS_KEY in response.response
+    )
+
+
+def _as_context(author: str, content: types.Content) -> types.Content:
     """Another agent's turn, presented to this agent's model as user-side context."""
     parts = [types.Part(text="For context:")]
-    for part in event.content.parts or [] if event.content else []:
+    for part in content.parts or []:
         if part.text and not part.thought:
-            parts.append(types.Part(text=f"[{event.author}] said: {part.text}"))
+            parts.append(types.Part(text=f"[{author}] said: {part.text}"))
         elif part.function_call:
             call = part.function_call
-            parts.append(
-                types.Part(text=f"[{event.author}] called tool `{call.name}` with {call.args}")
-            )
+            parts.append(types.Part(text=f"[{author}] called tool `{call.name}` with {call.args}"))
         elif part.function_response:
             response = part.function_response
             parts.append(
-                types.Part(
-                    text=f"[{event.author}] `{response.name}` tool returned {response.response}"
-                )
+                types.Part(text=f"[{author}] `{response.name}` tool returned {response.response}")
             )
     return types.Content(role="user", parts=parts)

@@ -4,6 +4,16 @@ The wrapped agent runs in a private in-memory session that starts with a copy of
 state and has the caller's session id, so artifacts it saves are staged for the caller's session
 and commit with the caller's function-response event. State it writes and artifacts it saves are
 forwarded to the calling tool's context; its model calls count against the same max_llm_calls.
+
+A confirmation a tool of the wrapped agent asks for is propagated up (ADK's behaviour): when the
+wrapped agent's run ends waiting for `adk_request_confirmation` answers, the AgentTool call itself
+asks for confirmation (the inner hint and payload; several inner requests are confirmed together)
+and answers with ADK's "requires confirmation" error, keeping the wrapped agent's history under
+`agentToolEvents` in that stored response (the model never sees it: the call's final answer
+replaces it). Confirmed, the call runs again: the wrapped agent's history is restored, the inner
+requests are answered with the person's answer (payload included) and the wrapped agent goes on
+from there (its earlier tools do not run again). Denied, the AgentTool never runs, so neither does
+the inner tool. A credential requested inside the wrapped agent is not propagated.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -16,7 +26,15 @@ from app.contexts.tool import ToolContext
 from app.sessions.in_memory import InMemorySessionService
 from app.sessions.models import Event
 from app.sessions.state import State
+from app.sessions.tool_confirmation import ToolConfirmation
 from app.tools.base_tool import BaseTool
+from app.tools.function_tool import CONFIRMATION_REQUIRED
+
+#: ADK's confirmation request call (the engine's constant lives above this layer).
+_REQUEST_CONFIRMATION = "adk_request_confirmation"
+#: Where a waiting call's stored response keeps the wrapped agent's history (never shown to a
+#: model: contents.py drops it).
+AGENT_TOOL_EVENTS_KEY = "agentToolEvents"
 
 if TYPE_CHECKING:
     from app.agents.base_agent import BaseAgent
@@ -80,22 +98,39 @@ class AgentTool(BaseTool):
             else str(args.get("request", ""))
         )
         message = types.Content(role="user", parts=[types.Part(text=text)])
-        await sessions.append_event(
-            session, Event(author="user", invocation_id=parent.invocation_id, content=message)
-        )
+        agent = self.agent
+        resumed = _inner_history(tool_context, self.name)
+        if resumed is None:
+            await sessions.append_event(
+                session, Event(author="user", invocation_id=parent.invocation_id, content=message)
+            )
+        else:  # the person answered what the wrapped agent asked: it goes on from there
+            for event in resumed:
+                await sessions.append_event(session, event)
+            requests = _confirmation_requests(resumed[-1])
+            message = next(
+                (e.content for e in resumed if e.author == "user" and e.content), message
+            )
+            agent = self.agent.find_agent(resumed[-1].author) or self.agent
+            await sessions.append_event(
+                session,
+                _answers(parent.invocation_id, requests, tool_context.tool_confirmation),
+            )
         # The wrapped agent runs in its own session (and branch) of the same invocation.
         ctx = parent.replace(
             session_service=sessions,
-            agent=self.agent,
+            agent=agent,
             session=session,
             user_content=message,
             branch=None,
         )
         last_text = ""
-        async for event in self.agent.run_async(ctx):
+        last_event: Event | None = None
+        async for event in agent.run_async(ctx):
             if event.partial:
                 continue
             await sessions.append_event(session, event)
+            last_event = event
             for key, value in event.actions.state_delta.items():
                 tool_context.state[key] = value
             tool_context.actions.artifact_delta.update(event.actions.artifact_delta)
@@ -104,9 +139,78 @@ class AgentTool(BaseTool):
                 if text:
                     last_text = text
         ctx.shared.ended = False  # the wrapped agent ending its run does not end the caller's
+        waiting = _confirmation_requests(last_event) if last_event is not None else []
+        if waiting:
+            return _ask_up(tool_context, waiting, session.events)
         if output_schema is not None and last_text:  # ADK: structured answers stay structured
             adapter: TypeAdapter[Any] = TypeAdapter(output_schema)
             return adapter.dump_python(
                 adapter.validate_json(last_text), mode="json", exclude_none=True
             )
         return last_text
+
+
+def _confirmation_requests(event: Event) -> list[types.FunctionCall]:
+    """The `adk_request_confirmation` calls `event` waits for."""
+    waiting = set(event.long_running_tool_ids or ())
+    return [
+        c for c in event.get_function_calls() if c.name == _REQUEST_CONFIRMATION and c.id in waiting
+    ]
+
+
+def _ask_up(
+    tool_context: ToolContext, requests: list[types.FunctionCall], events: list[Event]
+) -> dict[str, Any]:
+    """Ask the person, for this call, what the wrapped agent asked; keep its history."""
+    asked = [
+        ToolConfirmation.model_validate((c.args or {}).get("toolConfirmation") or {})
+        for c in requests
+    ]
+    if len(asked) == 1:
+        tool_context.request_confirmation(hint=asked[0].hint, payload=asked[0].payload)
+    else:
+        tool_context.request_confirmation(hint="\n".join(a.hint for a in asked if a.hint))
+    tool_context.actions.skip_summarization = True
+    history = [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in events]
+    for item in history:
+        item.pop("seq", None)
+    return {**CONFIRMATION_REQUIRED, AGENT_TOOL_EVENTS_KEY: history}
+
+
+def _inner_history(tool_context: ToolContext, name: str) -> list[Event] | None:
+    """The wrapped agent's history this call kept when it asked for a confirmation that is now
+    answered (None for a first run). Read from the calling agent's own stored response, never
+    from anything the client sent."""
+    if tool_context.tool_confirmation is None or not tool_context.function_call_id:
+        return None
+    ctx = tool_context._invocation_context
+    for event in reversed(ctx.session.events):
+        if event.author != ctx.agent.name:
+            continue
+        for response in event.get_function_responses():
+            if response.id != tool_context.function_call_id or response.name != name:
+                continue
+            kept = (response.response or {}).get(AGENT_TOOL_EVENTS_KEY)
+            if isinstance(kept, list) and kept:
+                return [Event.model_validate(item) for item in kept]
+    return None
+
+
+def _answers(
+    invocation_id: str,
+    requests: list[types.FunctionCall],
+    answer: ToolConfirmation | None,
+) -> Event:
+    """The user message answering the wrapped agent's requests with the person's answer."""
+    response = (answer or ToolConfirmation()).wire()
+    parts = [
+        types.Part(
+            function_response=types.FunctionResponse(
+                id=c.id, name=_REQUEST_CONFIRMATION, response=response
+            )
+        )
+        for c in requests
+    ]
+    return Event(
+        author="user", invocation_id=invocation_id, content=types.Content(role="user", parts=parts)
+    )

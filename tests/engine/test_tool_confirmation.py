@@ -13,11 +13,13 @@ from typing import Any
 from google.genai import types
 
 from app.agents import LlmAgent
+from app.agents.loop_agent import LoopAgent
+from app.agents.parallel_agent import ParallelAgent
 from app.agents.pending import PendingCall, pending_client_calls
 from app.agents.sequential_agent import SequentialAgent
 from app.runners import InMemoryRunner
 from app.sessions.models import Event
-from app.tools import FunctionTool, LongRunningFunctionTool, ToolConfirmation
+from app.tools import AgentTool, FunctionTool, LongRunningFunctionTool, ToolConfirmation
 from app.tools.tool_context import ToolContext
 from tests.engine.conftest import Services
 from tests.engine.helpers import ScriptModel, calls_response, run_turn, text_response
@@ -484,3 +486,129 @@ async def test_pending_client_calls_lists_confirmations_and_long_running_results
     ]
     assert pending[1].response_name == "start_job"
     assert pending_client_calls(session.events, "another-invocation") == []
+
+
+def _agent_tool_setup(bank: Bank) -> tuple[LlmAgent, ScriptModel, ScriptModel]:
+    teller_model = ScriptModel(
+        replies=[calls_response(("transfer", {"amount": 5})), text_response("teller paid")]
+    )
+    teller = LlmAgent(
+        name="teller",
+        description="Moves money.",
+        model=teller_model,
+        tools=[FunctionTool(bank.transfer, require_confirmation=True)],
+    )
+    boss_model = ScriptModel(
+        replies=[calls_response(("teller", {"request": "pay 5"})), text_response("boss done")]
+    )
+    boss = LlmAgent(name="boss", model=boss_model, tools=[AgentTool(teller)])
+    return boss, boss_model, teller_model
+
+
+async def test_a_confirmation_inside_an_agent_tool_is_asked_by_the_calling_agent(
+    services: Services,
+) -> None:
+    bank = Bank()
+    boss, boss_model, teller_model = _agent_tool_setup(bank)
+    runner = services.runner(boss)
+    await services.sessions.create_session(app_name="app", user_id="u", session_id="s")
+    asked = await run_turn(runner, "pay 5")
+
+    assert [e.author for e in asked] == ["user", "boss", "boss", "boss"]
+    (outer_call,) = asked[1].get_function_calls()
+    (request,) = asked[-1].get_function_calls()
+    assert request.name == CONFIRM
+    assert request.args
+    assert request.args["originalFunctionCall"]["name"] == "teller"
+    assert "transfer()" in request.args["toolConfirmation"]["hint"]
+    assert bank.transfers == []
+    session = await services.sessions.get_session(app_name="app", user_id="u", session_id="s")
+    assert session is not None
+    (pending,) = pending_client_calls(session.events, asked[0].invocation_id)
+    assert (pending.kind, pending.tool, pending.original_call_id) == (
+        "confirmation",
+        "teller",
+        outer_call.id,
+    )
+
+    done = await _send(runner, _answer((request.id or "", True)), asked[0].invocation_id)
+
+    assert bank.transfers == [5]
+    assert len(teller_model.requests) == 2  # the wrapped agent went on, it did not start over
+    assert done[1].get_function_responses()[0].response == {"result": "teller paid"}
+    assert done[-1].content
+    assert done[-1].content.parts
+    assert done[-1].content.parts[0].text == "boss done"
+    assert _responses_seen(boss_model, 1) == [("teller", {"result": "teller paid"})]
+
+
+async def test_a_denied_confirmation_inside_an_agent_tool_never_runs_the_inner_tool() -> None:
+    bank = Bank()
+    boss, boss_model, teller_model = _agent_tool_setup(bank)
+    runner = InMemoryRunner(boss, app_name="app")
+    asked = await _start(runner, "pay 5")
+    (request,) = asked[-1].get_function_calls()
+
+    await _send(runner, _answer((request.id or "", False)))
+
+    assert bank.transfers == []
+    assert len(teller_model.requests) == 1
+    assert _responses_seen(boss_model, 1) == [("teller", REJECTED)]
+
+
+async def test_the_kept_inner_history_is_never_shown_to_a_model() -> None:
+    """A new message instead of an answer: the model sees the waiting call's refusal-to-run
+    answer, never the wrapped agent's history it keeps."""
+    bank = Bank()
+    boss, boss_model, _ = _agent_tool_setup(bank)
+    runner = InMemoryRunner(boss, app_name="app")
+    asked = await _start(runner, "pay 5")
+    stored = asked[2].get_function_responses()[0].response
+    assert stored
+    assert stored["agentToolEvents"]
+
+    await run_turn(runner, "never mind")
+
+    assert bank.transfers == []
+    assert _responses_seen(boss_model, 1) == [("teller", REQUIRED)]
+
+
+async def test_a_parallel_branch_that_asked_resumes_on_its_branch(services: Services) -> None:
+    bank = Bank()
+    payer_model = ScriptModel(
+        replies=[calls_response(("transfer", {"amount": 6})), text_response("paid")]
+    )
+    payer = LlmAgent(
+        name="payer",
+        model=payer_model,
+        tools=[FunctionTool(bank.transfer, require_confirmation=True)],
+    )
+    other = LlmAgent(name="other", model=ScriptModel(replies=[text_response("other branch")]))
+    runner = services.runner(ParallelAgent(name="par", sub_agents=[payer, other]))
+    await services.sessions.create_session(app_name="app", user_id="u", session_id="s")
+    asked = await run_turn(runner, "pay 6")
+    (request_event,) = [e for e in asked if _request_ids(e)]
+    assert request_event.branch == "par.payer"
+
+    done = await _send(runner, _answer((_request_ids(request_event)[0], True)))
+
+    assert bank.transfers == [6]
+    assert [(e.author, e.branch) for e in done[1:]] == [("payer", "par.payer")] * 2
+    assert "other branch" not in str(payer_model.requests[1].contents)
+
+
+async def test_a_loop_member_that_asked_is_resumed(services: Services) -> None:
+    bank = Bank()
+    model = ScriptModel(replies=[calls_response(("transfer", {"amount": 8})), text_response("ok")])
+    payer = LlmAgent(
+        name="payer", model=model, tools=[FunctionTool(bank.transfer, require_confirmation=True)]
+    )
+    runner = services.runner(LoopAgent(name="loop", sub_agents=[payer], max_iterations=3))
+    await services.sessions.create_session(app_name="app", user_id="u", session_id="s")
+    asked = await run_turn(runner, "pay 8")
+    assert [e.author for e in asked] == ["user", "payer", "payer", "payer"]  # one ask, then stop
+
+    done = await _send(runner, _answer((_request_ids(asked[-1])[0], True)))
+
+    assert bank.transfers == [8]
+    assert [e.author for e in done] == ["user", "payer", "payer"]
