@@ -612,3 +612,80 @@ async def test_a_loop_member_that_asked_is_resumed(services: Services) -> None:
 
     assert bank.transfers == [8]
     assert [e.author for e in done] == ["user", "payer", "payer"]
+
+
+async def test_a_second_confirmation_later_in_the_invocation_is_asked_and_answered() -> None:
+    bank = Bank()
+    model = ScriptModel(
+        replies=[
+            calls_response(("transfer", {"amount": 1})),
+            calls_response(("transfer", {"amount": 2})),
+            text_response("both sent"),
+        ]
+    )
+    runner = InMemoryRunner(_bank_agent(bank, model), app_name="app")
+    asked = await _start(runner)
+    invocation = asked[0].invocation_id
+
+    again = await _send(runner, _answer((_request_ids(asked[-1])[0], True)), invocation)
+    assert bank.transfers == [1]
+    assert [e.author for e in again] == ["user"] + ["teller"] * 4  # result, call, ask, request
+    second = _request_ids(again[-1])
+    assert len(second) == 1
+    session = await runner.session_service.get_session(app_name="app", user_id="u", session_id="s")
+    assert session is not None
+    assert [p.call_id for p in pending_client_calls(session.events, invocation)] == second
+
+    done = await _send(runner, _answer((second[0], True)), invocation)
+    assert bank.transfers == [1, 2]
+    assert done[-1].content
+    assert done[-1].content.parts
+    assert done[-1].content.parts[0].text == "both sent"
+
+
+async def test_a_confirmed_long_running_call_then_waits_for_its_result() -> None:
+    started: list[str] = []
+
+    def start_job(name: str) -> None:
+        """Start a batch job; its result comes later."""
+        started.append(name)
+
+    model = ScriptModel(
+        replies=[calls_response(("start_job", {"name": "nightly"})), text_response("job done")]
+    )
+    agent = LlmAgent(
+        name="ops",
+        model=model,
+        tools=[LongRunningFunctionTool(start_job, require_confirmation=True)],
+    )
+    runner = InMemoryRunner(agent, app_name="app")
+    asked = await _start(runner, "run the nightly job")
+    (job_call,) = asked[1].get_function_calls()
+    invocation = asked[0].invocation_id
+
+    waiting = await _send(runner, _answer((_request_ids(asked[-1])[0], True)), invocation)
+
+    assert started == ["nightly"]
+    assert [e.author for e in waiting] == ["user", "ops"]
+    assert waiting[-1].long_running_tool_ids == [job_call.id]
+    assert len(model.requests) == 1
+    session = await runner.session_service.get_session(app_name="app", user_id="u", session_id="s")
+    assert session is not None
+    (pending,) = pending_client_calls(session.events, invocation)
+    assert (pending.kind, pending.call_id, pending.tool) == ("result", job_call.id, "start_job")
+
+    result = types.Content(
+        role="user",
+        parts=[
+            types.Part(
+                function_response=types.FunctionResponse(
+                    id=job_call.id, name="start_job", response={"status": "finished"}
+                )
+            )
+        ],
+    )
+    done = await _send(runner, result, invocation)
+    assert done[-1].content
+    assert done[-1].content.parts
+    assert done[-1].content.parts[0].text == "job done"
+    assert _responses_seen(model, 1) == [("start_job", {"status": "finished"})]
