@@ -95,6 +95,13 @@ class LocalCodeExecutionDisabled(AgentdError):
     default_title = "Local code execution is disabled."
 
 
+class FunctionCallNotFound(NotFoundError):
+    """An answer for a call the invocation never made."""
+
+    problem_type = "function-call-not-found"
+    default_title = "Function call not found."
+
+
 class SessionNotFound(NotFoundError):
     """No such session for this app and user."""
 
@@ -141,6 +148,21 @@ class SessionConflict(ConflictError):
         super().__init__(detail, **{k: v for k, v in extras.items() if v is not None})
         self.expected_seq = expected_seq
         self.actual_seq = actual_seq
+
+
+class SessionRequiresAction(ConflictError):
+    """An invocation of the session waits for the client; a new message was sent with
+    `multitaskStrategy: reject` (answer it, or send with `interrupt` to cancel it first)."""
+
+    problem_type = "session-requires-action"
+    default_title = "An invocation of the session is waiting for an answer."
+
+
+class FunctionCallAnswered(ConflictError):
+    """An answer for a call the invocation no longer waits for (answered already)."""
+
+    problem_type = "function-call-answered"
+    default_title = "The function call was answered already."
 
 
 class SessionBusy(ConflictError):

@@ -25,6 +25,7 @@ from app.api.streaming import invocation_frames
 from app.errors import InvalidRequest, StoredProblem
 from app.invocations.manager import RunHandle
 from app.invocations.models import (
+    AnswerInvocationRequest,
     CreateInvocationRequest,
     Invocation,
     InvocationPage,
@@ -158,6 +159,32 @@ async def cancel_invocation(
 ) -> Invocation:
     """Stop the run at its next step; nothing half-done is persisted."""
     return await manager.cancel(ref, invocation_id)
+
+
+@router.post(
+    "/{invocation_id}/resume",
+    response_model_exclude_none=True,
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Answer what an invocation waits for (confirmations, results) and continue it",
+    responses={
+        404: {"description": "No such session, invocation, or function call of it."},
+        409: {
+            "description": "The invocation waits for no answer (invocation-not-resumable), "
+            "or a call was answered already (function-call-answered)."
+        },
+    },
+)
+async def resume_invocation(
+    ref: RefDep,
+    invocation_id: InvocationIdPath,
+    body: AnswerInvocationRequest,
+    manager: InvocationManagerDep,
+) -> Invocation:
+    """Confirm or deny calls and send long-running results; the run continues in the background
+    under the same id (follow it with `GET .../events`). Calls still unanswered keep it in
+    `requires_action` with the rest listed in `requiredAction`."""
+    handle = await manager.answer(ref, invocation_id, body)
+    return handle.invocation
 
 
 @router.get(

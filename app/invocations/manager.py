@@ -38,23 +38,32 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from google.genai import types
 
+from app.agents.pending import CONFIRMATION_CALL, pending_client_calls
 from app.artifacts.base import BaseArtifactService
 from app.contexts.invocation import RunConfig, StreamingMode
 from app.errors import (
     AgentdError,
+    FunctionCallAnswered,
+    FunctionCallNotFound,
     IdempotencyKeyReused,
     InternalError,
+    InvalidRequest,
     InvocationCancelled,
     InvocationInterrupted,
+    InvocationNotResumable,
     InvocationTimeout,
     SessionBusy,
 )
 from app.invocations.channel import RunChannel, StreamItem
 from app.invocations.models import (
+    AnswerInvocationRequest,
     CreateInvocationRequest,
     Invocation,
     InvocationStatus,
+    RequiredAction,
+    RequiredCall,
     ResumeInvocationRequest,
     SessionRef,
 )
@@ -198,6 +207,16 @@ class InvocationManager:
     ) -> RunHandle:
         """Create the invocation and start running it (or return the one the key names)."""
         runner = self._runner(ref.app_name)
+        answers = _answer_ids(request.new_message)
+        if answers and idempotency_key is None:
+            # ADK's way of answering: a new message with the function responses, without
+            # `invocationId`. It continues the invocation that waits for those calls.
+            for waiting in await self._store.waiting(ref):
+                action = waiting.required_action
+                if action is not None and answers & {c.request_call_id for c in action.calls}:
+                    fields = request.model_dump(exclude={"new_message"})
+                    resumed = ResumeInvocationRequest(new_message=request.new_message, **fields)
+                    return await self.resume(ref, waiting.id, resumed)
         body = request.model_dump(mode="json", by_alias=True, exclude_none=True)
         request_hash = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
         session_pk: int | None = None  # looked up inside the create transaction
@@ -217,6 +236,7 @@ class InvocationManager:
             ttl=self._settings.lease_seconds,
             acquire=True,
             session_pk=session_pk,
+            on_waiting="reject" if request.multitask_strategy == "reject" else "cancel",
         )
         if not stored.created:  # lost an Idempotency-Key race to an identical request
             return self._replay(ref, stored, request_hash)
@@ -238,12 +258,7 @@ class InvocationManager:
         otherwise; `reject` / `enqueue` apply as for a new invocation.
         """
         runner = self._runner(ref.app_name)
-        message = request.new_message
-        answers = frozenset(
-            part.function_response.id
-            for part in (message.parts or [] if message is not None else [])
-            if part.function_response is not None and part.function_response.id
-        )
+        answers = _answer_ids(request.new_message)
         stored = await self._store.resume(
             ref,
             invocation_id,
@@ -254,6 +269,82 @@ class InvocationManager:
             answers=answers,
         )
         return self._launch(ref, runner, request, stored, created=False)
+
+    async def answer(
+        self, ref: SessionRef, invocation_id: str, request: AnswerInvocationRequest
+    ) -> RunHandle:
+        """Answer some or all of what a `requires_action` invocation waits for, and go on.
+
+        Confirmations and results are checked against `requiredAction`: a call the invocation
+        never made is FunctionCallNotFound (404), one no longer waited for FunctionCallAnswered
+        (409), an invocation that waits for nothing InvocationNotResumable (409); nothing is
+        written then. The answers become function responses of one user event of the
+        invocation (ADK's `adk_request_confirmation` answers for confirmations), and the run
+        continues from there under the same id; answers still missing keep it waiting.
+        """
+        runner = self._runner(ref.app_name)
+        invocation = (await self._store.get(ref, invocation_id)).invocation
+        action = invocation.required_action
+        if invocation.status is not InvocationStatus.REQUIRES_ACTION or action is None:
+            raise InvocationNotResumable(
+                f"Invocation {invocation_id!r} is {invocation.status}: it waits for no answer.",
+                invocationStatus=invocation.status,
+            )
+        waiting = {call.function_call_id: call for call in action.calls}
+        answered: set[str] = set()
+        parts: list[types.Part] = []
+
+        async def waited_for(call_id: str, kind: str) -> RequiredCall:
+            call = waiting.get(call_id)
+            if call is None:
+                await self._raise_unknown_or_answered(runner, ref, invocation_id, call_id)
+            assert call is not None
+            if call.kind != kind:
+                raise InvalidRequest(
+                    f"Call {call_id!r} waits for a {call.kind}, not a {kind}.",
+                    errors=[{"functionCallId": call_id, "kind": call.kind}],
+                )
+            if call_id in answered:
+                raise InvalidRequest(f"Call {call_id!r} is answered twice in this request.")
+            answered.add(call_id)
+            return call
+
+        for confirmation in request.confirmations or []:
+            call = await waited_for(confirmation.function_call_id, "confirmation")
+            response: dict[str, Any] = {"confirmed": confirmation.confirmed}
+            if confirmation.payload is not None:
+                response["payload"] = confirmation.payload
+            parts.append(_function_response(call.request_call_id, CONFIRMATION_CALL, response))
+        for result in request.results or []:
+            call = await waited_for(result.function_call_id, "result")
+            parts.append(_function_response(call.request_call_id, call.tool, result.response))
+        if not parts:
+            raise InvalidRequest("Give at least one confirmation or result.")
+        resumed = ResumeInvocationRequest(
+            new_message=types.Content(role="user", parts=parts), mode=request.mode
+        )
+        return await self.resume(ref, invocation_id, resumed)
+
+    async def _raise_unknown_or_answered(
+        self, runner: Runner, ref: SessionRef, invocation_id: str, call_id: str
+    ) -> None:
+        session = await runner.session_service.get_session(
+            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
+        )
+        made = {
+            call.id
+            for event in (session.events if session is not None else [])
+            if event.invocation_id == invocation_id
+            for call in event.get_function_calls()
+        }
+        if call_id in made:
+            raise FunctionCallAnswered(
+                f"Invocation {invocation_id!r} no longer waits for call {call_id!r}.",
+                functionCallId=call_id,
+            )
+        raise FunctionCallNotFound(
+            f"Invocation {invocation_id!r} made no call {call_id!r}.", functionCallId=call_id
+        )
 
     def _launch(
         self,
@@ -323,6 +414,8 @@ class InvocationManager:
     ) -> None:
         status = InvocationStatus.FAILED
         error: dict[str, Any] | None = None
+        required_action: dict[str, Any] | None = None
+        last: Event | None = None
         heartbeat = asyncio.create_task(self._heartbeat(run))
         invocation_started(ref.app_name)
         held = acquired
@@ -343,7 +436,13 @@ class InvocationManager:
                     invocation_id=run.invocation_id,
                 ):
                     await run.channel.publish(event)
+                    if not event.partial:
+                        last = event
             status = InvocationStatus.COMPLETED
+            if last is not None and last.long_running_tool_ids:  # it may wait for the client
+                required_action = await self._required_action(runner, ref, run.invocation_id)
+                if required_action is not None:
+                    status = InvocationStatus.REQUIRES_ACTION
         except asyncio.CancelledError:
             if run.cancel_requested:
                 status, error = InvocationStatus.CANCELLED, InvocationCancelled().marshal()
@@ -372,6 +471,7 @@ class InvocationManager:
                 create_time=run.create_time,
                 status=status,
                 error=error,
+                required_action=required_action,
             )
             # The session may be free now (or this was the queued run others lined up behind).
             self._waiters.wake(run.session_pk)
@@ -382,6 +482,31 @@ class InvocationManager:
             # A resume of the invocation may have started its next run meanwhile.
             if self._runs.get(run.invocation_id) is run:
                 del self._runs[run.invocation_id]
+
+    async def _required_action(
+        self, runner: Runner, ref: SessionRef, invocation_id: str
+    ) -> dict[str, Any] | None:
+        """What the invocation waits for (its unanswered client calls), as stored JSON."""
+        session = await runner.session_service.get_session(
+            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
+        )
+        if session is None:
+            return None
+        calls = [
+            RequiredCall(
+                function_call_id=p.original_call_id or p.call_id,
+                tool=p.tool or p.response_name,
+                args=p.args,
+                hint=p.hint,
+                payload=p.payload,
+                kind=p.kind,
+                request_call_id=p.call_id,
+            )
+            for p in pending_client_calls(session.events, invocation_id)
+        ]
+        if not calls:
+            return None
+        return RequiredAction(calls=calls).model_dump(mode="json", by_alias=True)
 
     async def _wait_for_lease(self, run: LocalRun) -> None:
         deadline = time.monotonic() + self._settings.enqueue_timeout_seconds
@@ -507,3 +632,20 @@ class InvocationManager:
         if handle.channel is not None and handle.channel.closed:
             return handle.channel.persisted()
         return await self._store.events(handle.session_pk, handle.invocation.id, handle.after_seq)
+
+
+def _answer_ids(message: types.Content | None) -> frozenset[str]:
+    """The ids of the function responses a new message carries (answers to waiting calls)."""
+    if message is None:
+        return frozenset()
+    return frozenset(
+        part.function_response.id
+        for part in message.parts or []
+        if part.function_response is not None and part.function_response.id
+    )
+
+
+def _function_response(call_id: str, name: str, response: dict[str, Any]) -> types.Part:
+    return types.Part(
+        function_response=types.FunctionResponse(id=call_id, name=name, response=response)
+    )

@@ -28,11 +28,14 @@ class InvocationStatus(enum.StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    #: Ended its current step waiting for the client (confirmations, results, credentials):
+    #: nothing runs and the session is free until an answer resumes it (`requiredAction`).
+    REQUIRES_ACTION = "requires_action"
 
     @property
     def terminal(self) -> bool:
-        """Whether the invocation has ended."""
-        return self in (self.COMPLETED, self.FAILED, self.CANCELLED)
+        """Whether the invocation has stopped running (for now, if it requires action)."""
+        return self in (self.COMPLETED, self.FAILED, self.CANCELLED, self.REQUIRES_ACTION)
 
     @property
     def resumable(self) -> bool:
@@ -86,7 +89,11 @@ class RunOptions(WireModel):
     custom_metadata: dict[str, Any] | None = None
     run_config: RunConfigRequest | None = None
     mode: Literal["wait", "stream", "background"] = "wait"
-    multitask_strategy: Literal["reject", "enqueue"] = "reject"
+    #: With another invocation running: `reject` (409 session-busy) or `enqueue` (wait for it).
+    #: With one waiting for the client (`requires_action`): `reject` (409
+    #: session-requires-action); `enqueue` and `interrupt` cancel it first (its open calls get
+    #: the cancellation as their result), unless the message answers its calls, which resumes it.
+    multitask_strategy: Literal["reject", "enqueue", "interrupt"] = "reject"
     on_disconnect: Literal["continue", "cancel"] = "continue"
 
 
@@ -105,6 +112,55 @@ class ResumeInvocationRequest(RunOptions):
     new_message: ClientContent | None = None
 
 
+class RequiredCall(WireModel):
+    """One call the client must answer before the invocation goes on.
+
+    `functionCallId`, `tool` and `args` are the original tool call's; `kind` says how to answer:
+    `confirmation` (in `confirmations`, or ADK's `adk_request_confirmation` function response),
+    `result` (a long-running tool's result, in `results`), `credential` (ADK's
+    `adk_request_credential` function response, sent to `/run` with `invocationId`).
+    """
+
+    function_call_id: str
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    hint: str | None = None
+    payload: Any = None
+    kind: Literal["confirmation", "result", "credential"]
+    #: The id of the call the client's function response answers in ADK's way (the
+    #: `adk_request_*` call for confirmations and credentials; the call itself for results).
+    request_call_id: str
+
+
+class RequiredAction(WireModel):
+    """What a `requires_action` invocation waits for."""
+
+    calls: list[RequiredCall]
+
+
+class ConfirmationAnswer(WireModel):
+    """A person's decision on one call that needs confirmation."""
+
+    function_call_id: str = Field(max_length=256)
+    confirmed: bool
+    payload: Any = None
+
+
+class ResultAnswer(WireModel):
+    """The late result of a long-running tool call."""
+
+    function_call_id: str = Field(max_length=256)
+    response: dict[str, Any]
+
+
+class AnswerInvocationRequest(WireModel):
+    """`POST .../invocations/{iid}/resume`: answers to some or all of `requiredAction`."""
+
+    confirmations: list[ConfirmationAnswer] | None = Field(default=None, max_length=1000)
+    results: list[ResultAnswer] | None = Field(default=None, max_length=1000)
+    mode: Literal["wait", "stream", "background"] = "background"
+
+
 class Invocation(WireModel):
     """An invocation as a resource."""
 
@@ -118,6 +174,8 @@ class Invocation(WireModel):
     start_time: float | None = None
     end_time: float | None = None
     error: dict[str, Any] | None = None
+    #: While `requires_action`: `{"calls": [{functionCallId, tool, args, hint, payload, kind}]}`.
+    required_action: RequiredAction | None = None
     cancel_requested: bool = False
 
 

@@ -36,12 +36,13 @@ class OutcomeRecorder:
         create_time: float,
         status: InvocationStatus,
         error: dict[str, Any] | None,
+        required_action: dict[str, Any] | None = None,
     ) -> Invocation:
         """Store the outcome; the final resource, which waiters are answered with."""
         final: Invocation | None = None
         try:
             final = await asyncio.shield(
-                self._store.finish(invocation_id, session_pk, status, error)
+                self._store.finish(invocation_id, session_pk, status, error, required_action)
             )
         except Exception:
             logger.warning(
@@ -50,7 +51,7 @@ class OutcomeRecorder:
                 exc_info=True,
             )
             task = asyncio.create_task(
-                self._retry(invocation_id, session_pk, status, error),
+                self._retry(invocation_id, session_pk, status, error, required_action),
                 name=f"finish {invocation_id}",
             )
             self._pending.add(task)
@@ -67,6 +68,7 @@ class OutcomeRecorder:
             create_time=create_time,
             end_time=time.time(),
             error=error,
+            required_action=required_action,
         )
 
     async def close(self) -> None:
@@ -83,13 +85,14 @@ class OutcomeRecorder:
         session_pk: int,
         status: InvocationStatus,
         error: dict[str, Any] | None,
+        required_action: dict[str, Any] | None,
     ) -> None:
         """Write the outcome once the database is back (backoff 0.5 s doubling to 10 s)."""
         delay = 0.5
         while True:
             await asyncio.sleep(delay)
             try:
-                await self._store.finish(invocation_id, session_pk, status, error)
+                await self._store.finish(invocation_id, session_pk, status, error, required_action)
             except Exception:
                 delay = min(delay * 2, 10.0)
                 continue

@@ -12,7 +12,7 @@ turns rows into resources. On PostgreSQL it also listens for other replicas' rel
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from app.db.notifications import PostgresListener
 from app.db.repositories.invocations import (
@@ -25,11 +25,13 @@ from app.db.tables.sessions import session_key
 from app.db.uow import Db, UnitOfWork
 from app.errors import (
     DuplicateKey,
+    InvocationCancelled,
     InvocationInterrupted,
     InvocationNotFound,
     InvocationNotResumable,
     SessionBusy,
     SessionNotFound,
+    SessionRequiresAction,
 )
 from app.invocations.models import Invocation, InvocationStatus, SessionRef
 from app.pagination import decode_page_token, encode_page_token
@@ -88,6 +90,13 @@ class InvocationStore:
             raise _invocation_not_found(invocation_id)
         return _stored(row)
 
+    async def waiting(self, ref: SessionRef) -> list[Invocation]:
+        """The session's invocations that wait for the client (`requires_action`)."""
+        rows = await self._uow.read(
+            lambda db: InvocationRepository(db).waiting_rows(_session_key(ref))
+        )
+        return [_to_resource(row) for row in rows]
+
     async def list_page(
         self, ref: SessionRef, *, page_size: int, page_token: str | None
     ) -> tuple[list[Invocation], str | None]:
@@ -124,8 +133,13 @@ class InvocationStore:
         ttl: float,
         acquire: bool,
         session_pk: int | None = None,
+        on_waiting: Literal["reject", "cancel"] = "cancel",
     ) -> StoredInvocation:
         """Insert a queued invocation and, if asked, try to take the lease in the same transaction.
+
+        An invocation of the session that waits for the client (`requires_action`) is settled
+        first, in the same transaction: `on_waiting="reject"` raises SessionRequiresAction and
+        writes nothing; "cancel" cancels it, answering its open calls with the cancellation.
 
         With `session_pk` None the session is looked up in that transaction (SessionNotFound if
         it is gone), so the common path of every run is one transaction. On an Idempotency-Key
@@ -156,7 +170,22 @@ class InvocationStore:
             pk = session_pk if session_pk is not None else SessionRepository(db).pk(key)
             if pk is None:
                 raise _session_not_found(ref)
-            InvocationRepository(db).insert({**row, "session_pk": pk})
+            repository = InvocationRepository(db)
+            waiting = repository.waiting_in_session(pk)
+            if waiting and on_waiting == "reject":
+                raise SessionRequiresAction(
+                    f"Invocation {waiting[0]!r} of the session waits for an answer: answer it "
+                    "(POST .../invocations/{id}/resume), or send the message with "
+                    "multitaskStrategy 'interrupt' to cancel it first.",
+                    invocationId=waiting[0],
+                )
+            for waiting_id in waiting:
+                error = InvocationCancelled(
+                    "A new message was sent while the invocation waited for an answer."
+                ).marshal()
+                repository.cancel_waiting(waiting_id, error=error, now=now)
+                _answer_open_calls(db, waiting_id, pk, error, now)
+            repository.insert({**row, "session_pk": pk})
             return pk, acquire and _acquire(db, invocation_id, pk, owner, ttl)
 
         try:
@@ -223,10 +252,15 @@ class InvocationStore:
                 current = repository.get(key, invocation_id)
                 if current is None:
                     raise _invocation_not_found(invocation_id)
-                if (
-                    current.status == InvocationStatus.COMPLETED.value
-                    and answers
-                    and answers & _waiting_calls(db, int(current.session_pk), invocation_id)
+                if answers and (
+                    (
+                        current.status == InvocationStatus.REQUIRES_ACTION.value
+                        and answers & _required_call_ids(current.required_action)
+                    )
+                    or (
+                        current.status == InvocationStatus.COMPLETED.value
+                        and answers & _waiting_calls(db, int(current.session_pk), invocation_id)
+                    )
                 ):
                     session_pk = repository.resume(
                         key, invocation_id, mode=mode, owner=owner, expires=expires, completed=True
@@ -234,8 +268,8 @@ class InvocationStore:
                 if session_pk is None:
                     raise InvocationNotResumable(
                         f"Invocation {invocation_id!r} is {current.status}: only a failed or "
-                        "cancelled invocation, or a completed one whose waiting function calls "
-                        "the new message answers, can be resumed.",
+                        "cancelled invocation, or one waiting for function calls the new "
+                        "message answers, can be resumed.",
                         invocationStatus=current.status,
                     )
             acquired = _acquire(db, invocation_id, session_pk, owner, ttl)
@@ -281,14 +315,24 @@ class InvocationStore:
         session_pk: int,
         status: InvocationStatus,
         error: dict[str, Any] | None = None,
+        required_action: dict[str, Any] | None = None,
     ) -> Invocation | None:
-        """Record the outcome, release the session lease; the final resource (None if gone)."""
+        """Record the outcome, release the session lease; the final resource (None if gone).
+
+        `required_action`: with status `requires_action`, the calls the client must answer.
+        """
 
         now = time.time()
 
         def unit(db: Db) -> Any:
             repository = InvocationRepository(db)
-            row = repository.finish(invocation_id, status=status.value, error=error, now=now)
+            row = repository.finish(
+                invocation_id,
+                status=status.value,
+                error=error,
+                now=now,
+                required_action=required_action,
+            )
             if error is not None and row is not None:
                 _answer_open_calls(db, invocation_id, session_pk, error, now)
             repository.release_lease(session_pk, invocation_id)
@@ -367,6 +411,12 @@ class InvocationStore:
 
 #: Events read per query while looking for answers to an invocation's waiting calls.
 _ANSWER_PAGE = 200
+
+
+def _required_call_ids(required_action: dict[str, Any] | None) -> set[str]:
+    """The ids the client's function responses answer, of a stored `requiredAction`."""
+    calls = (required_action or {}).get("calls") or []
+    return {str(c.get("requestCallId")) for c in calls if c.get("requestCallId")}
 
 
 def _waiting_calls(db: Db, session_pk: int, invocation_id: str) -> set[str]:

@@ -168,7 +168,12 @@ def test_run_returns_adk_request_credential_and_the_answer_continues_the_invocat
     assert auth_call["name"] == "adk_request_credential"
     assert auth_call["args"] == {"functionCallId": tool_call["id"], "authConfig": config}
     assert auth_event["longRunningToolIds"] == [auth_call["id"]]
-    assert _invocation(http, sid, iid)["status"] == "completed"
+    waiting = _invocation(http, sid, iid)  # issue 18: it waits in requires_action
+    assert waiting["status"] == "requires_action"
+    (required,) = waiting["requiredAction"]["calls"]
+    assert required["kind"] == "credential"
+    assert required["requestCallId"] == auth_call["id"]
+    assert required["functionCallId"] == tool_call["id"]
 
     answered = http.post(
         "/run", json=_body(sid, invocationId=iid, newMessage=_answer(auth_event, "k-42"))
@@ -233,11 +238,13 @@ def test_an_invocation_waiting_for_nothing_or_a_message_answering_nothing_is_409
         assert refused.status_code == 409, refused.text
         assert refused.json()["type"] == "invocation-not-resumable"
 
-    # An invocation that finished with a plain answer waits for nothing at all.
+    # Answered without invocationId, the waiting invocation continues (issue 18: ADK's way of
+    # answering, whatever the client knows of invocation ids); once finished it waits for
+    # nothing at all.
     plain = http.post("/run", json=_body(sid, newMessage=_answer(events[-1], "k")))
     assert plain.status_code == 200, plain.text
     done_iid = plain.json()[0]["invocationId"]
-    assert done_iid != iid  # answered without invocationId: a new invocation, as in ADK
+    assert done_iid == iid
     refused = http.post(
         "/run", json=_body(sid, invocationId=done_iid, newMessage=_answer(events[-1], "k"))
     )

@@ -25,11 +25,16 @@ SHIPPED = {
     "skip_agent": ("Hello", "Hello!"),
     "concluding_note": ("Process this", "Processing complete!"),
     "after_model_rewrite": ("Tell me a joke", "Here is a funny story about a funny story."),
+    "refund_agent": (
+        "refund 20 for order C3",
+        "{'status': 'refunded', 'order': 'C3', 'amount': 20.0}",
+    ),
 }
 
 
-#: Apps that call a model provider once configured; their offline behaviour (they say what to
-#: set) is tested with the provider variables cleared, in tests/models/test_provider_example_apps.py.
+#: Apps that call a model provider once configured; their offline behaviour (they say what
+#: to set) is tested with the provider variables cleared, in
+#: tests/models/test_provider_example_apps.py.
 PROVIDER_APPS = ("openai_agent", "claude_agent")
 
 

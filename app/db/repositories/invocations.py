@@ -30,6 +30,7 @@ _RUNNING = "running"
 _COMPLETED = "completed"
 _FAILED = "failed"
 _CANCELLED = "cancelled"
+_REQUIRES_ACTION = "requires_action"
 
 _status = _invocations.c.status
 _IS_LIVE = or_(_status == _QUEUED, _status == _RUNNING)
@@ -69,7 +70,12 @@ _MARK_RUNNING = register(
 _FINISH = register(
     update(_invocations)
     .where(_invocations.c.id == bindparam("k_invocation"))
-    .values(status=bindparam("v_status"), error=bindparam("v_error"), end_time=bindparam("v_now"))
+    .values(
+        status=bindparam("v_status"),
+        error=bindparam("v_error"),
+        required_action=bindparam("v_required_action"),
+        end_time=bindparam("v_now"),
+    )
     .returning(*_invocations.c)
 )
 
@@ -86,6 +92,7 @@ def _resume_statement(condition: Any) -> Any:
             mode=bindparam("v_mode"),
             owner=bindparam("v_owner"),
             error=None,
+            required_action=None,
             cancel_requested=False,
             start_time=None,
             end_time=None,
@@ -98,7 +105,9 @@ def _resume_statement(condition: Any) -> Any:
 _RESUME = register(_resume_statement(_RESUMABLE))
 #: A completed invocation continued because the run answers a call it waits for (the caller
 #: checked that in the same unit); completed here, so a concurrent resume finds it queued.
-_RESUME_COMPLETED = register(_resume_statement(_status == _COMPLETED))
+_RESUME_COMPLETED = register(
+    _resume_statement(or_(_status == _COMPLETED, _status == _REQUIRES_ACTION))
+)
 _RELEASE_LEASE = register(
     delete(_leases).where(
         _leases.c.session_pk == bindparam("k_pk"),
@@ -148,10 +157,27 @@ _FAIL_EXPIRED = register(
     .values(status=_FAILED, error=bindparam("v_error"), end_time=bindparam("v_now"))
     .returning(_invocations.c.id, _invocations.c.session_pk)
 )
+#: The session's invocations waiting for the client (a new message must settle them first).
+_WAITING_IN_SESSION = register(
+    select(_invocations.c.id).where(
+        _invocations.c.session_pk == bindparam("k_pk"), _status == _REQUIRES_ACTION
+    )
+)
+_CANCEL_WAITING = register(
+    update(_invocations)
+    .where(_invocations.c.id == bindparam("k_invocation"), _status == _REQUIRES_ACTION)
+    .values(
+        status=_CANCELLED,
+        error=bindparam("v_error"),
+        required_action=None,
+        end_time=bindparam("v_now"),
+    )
+)
 _DELETE_EXPIRED_LEASES = register(delete(_leases).where(_leases.c.expires_at < bindparam("k_now")))
 _GET = register(
     select(_invocations).where(*_in_session(), _invocations.c.id == bindparam("k_invocation"))
 )
+_WAITING_ROWS = register(select(_invocations).where(*_in_session(), _status == _REQUIRES_ACTION))
 _BY_IDEMPOTENCY_KEY = register(
     select(_invocations).where(
         *_in_session(), _invocations.c.idempotency_key == bindparam("k_idempotency_key")
@@ -211,9 +237,24 @@ class InvocationRepository:
         """Insert an invocation row (DuplicateKey if its id or Idempotency-Key is taken)."""
         self._db.execute(_INSERT, [row])
 
+    def waiting_in_session(self, session_pk: int) -> list[str]:
+        """Ids of the session's invocations in `requires_action`."""
+        rows = self._db.execute(_WAITING_IN_SESSION, {"k_pk": session_pk}).all()
+        return [str(r[0]) for r in rows]
+
+    def cancel_waiting(self, invocation_id: str, *, error: dict[str, Any], now: float) -> None:
+        """Cancel an invocation that waits for the client (no-op if it no longer does)."""
+        self._db.execute(
+            _CANCEL_WAITING, [{"k_invocation": invocation_id, "v_error": error, "v_now": now}]
+        )
+
     def get(self, session: dict[str, str], invocation_id: str) -> Any | None:
         """The invocation row in the session addressed by `session_key(...)`, or None."""
         return self._db.execute(_GET, {**session, "k_invocation": invocation_id}).first()
+
+    def waiting_rows(self, session: dict[str, str]) -> list[Any]:
+        """The rows of the session's invocations in `requires_action`."""
+        return list(self._db.execute(_WAITING_ROWS, session).all())
 
     def by_idempotency_key(self, session: dict[str, str], key: str) -> Any | None:
         """The invocation row created with this Idempotency-Key in the session, or None."""
@@ -250,10 +291,22 @@ class InvocationRepository:
         )
 
     def finish(
-        self, invocation_id: str, *, status: str, error: dict[str, Any] | None, now: float
+        self,
+        invocation_id: str,
+        *,
+        status: str,
+        error: dict[str, Any] | None,
+        now: float,
+        required_action: dict[str, Any] | None = None,
     ) -> Any | None:
         """Record the invocation's outcome; its updated row, or None if it is gone."""
-        params = {"k_invocation": invocation_id, "v_status": status, "v_error": error, "v_now": now}
+        params = {
+            "k_invocation": invocation_id,
+            "v_status": status,
+            "v_error": error,
+            "v_required_action": required_action,
+            "v_now": now,
+        }
         return self._db.execute(_FINISH, params).first()
 
     def resume(

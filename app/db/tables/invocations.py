@@ -38,6 +38,8 @@ class StorageInvocation(Base):
     request_hash: Mapped[str] = mapped_column(String(64))
     idempotency_key: Mapped[str | None] = mapped_column(String(255), nullable=True)
     error: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
+    #: While `requires_action`: the calls the client must answer (`{"calls": [...]}`).
+    required_action: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     owner: Mapped[str] = mapped_column(Text)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     create_time: Mapped[float] = mapped_column(EpochSeconds)
