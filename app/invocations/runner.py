@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.agents.base_agent import BaseAgent
 from app.agents.llm_agent import LlmAgent
+from app.agents.workflow import SequentialAgent
 from app.artifacts.base import BaseArtifactService
 from app.artifacts.in_memory import InMemoryArtifactService
 from app.contexts.invocation import InvocationContext, RunConfig
@@ -193,7 +194,8 @@ class Runner:
             if reply is not None:
                 yield await self._append(ctx, agent.make_event(ctx, content=reply))
                 return
-            async for event in agent.run_async(ctx):
+            resumed = _agent_that_called(self.agent, ctx.session.events) is agent
+            async for event in _run_and_continue(agent, ctx, resumed=resumed):
                 replacement = await self.plugin_manager.run(
                     "on_event_callback", invocation_context=ctx, event=event
                 )
@@ -326,6 +328,31 @@ class Runner:
             if agent is not None:
                 return self.agent
         return self.agent
+
+
+async def _run_and_continue(
+    agent: BaseAgent, ctx: InvocationContext, *, resumed: bool
+) -> AsyncGenerator[Event, None]:
+    """`agent`'s events; when it resumed inside a SequentialAgent (it answered the client's
+    reply), then the members after it, and so on up the tree, as the sequence would have run
+    had it not stopped to wait. A LoopAgent or ParallelAgent above is not re-entered: the member
+    finishes, and the loop's later iterations or the other branches do not run again."""
+    async for event in agent.run_async(ctx):
+        yield event
+    if not resumed:
+        return
+    child, parent = agent, agent.parent_agent
+    while parent is not None and not ctx.ended:
+        if isinstance(parent, SequentialAgent):
+            following = parent.sub_agents[parent.sub_agents.index(child) + 1 :]
+            for sibling in following:
+                async for event in sibling.run_async(ctx):
+                    yield event
+                if ctx.ended:
+                    return
+        elif not isinstance(parent, LlmAgent):
+            return
+        child, parent = parent, parent.parent_agent
 
 
 def _agent_that_called(root: BaseAgent, events: Sequence[Event]) -> BaseAgent | None:

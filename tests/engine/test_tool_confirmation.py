@@ -423,7 +423,9 @@ async def test_a_sub_agent_that_asked_is_the_one_resumed(services: Services) -> 
     assert bank.transfers == [9]
 
 
-async def test_a_sequential_member_that_asked_is_resumed(services: Services) -> None:
+async def test_a_sequential_member_that_asked_is_resumed_and_the_sequence_goes_on(
+    services: Services,
+) -> None:
     bank = Bank()
     model = ScriptModel(
         replies=[calls_response(("transfer", {"amount": 3})), text_response("paid")]
@@ -442,13 +444,16 @@ async def test_a_sequential_member_that_asked_is_resumed(services: Services) -> 
     done = await _send(runner, _answer((request_id, True)), asked[0].invocation_id)
 
     # The member that asked resumes (the runner picks it by the answered call) and finishes;
-    # the rest of the sequence is not re-entered by the resume.
-    assert [e.author for e in done] == ["user", "payer", "payer"]
+    # then the members after it run, as the sequence would have without the wait.
+    assert [e.author for e in done] == ["user", "payer", "payer", "noter"]
     assert done[1].get_function_responses()[0].response == {"transferred": 3}
     assert bank.transfers == [3]
     assert done[2].content
     assert done[2].content.parts
     assert done[2].content.parts[0].text == "paid"
+    assert done[3].content
+    assert done[3].content.parts
+    assert done[3].content.parts[0].text == "noted"
 
 
 async def test_pending_client_calls_lists_confirmations_and_long_running_results() -> None:
