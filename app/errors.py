@@ -203,6 +203,14 @@ class InvocationCancelled(AgentdError):
     default_title = "Invocation cancelled."
 
 
+class ActionExpired(AgentdError):
+    """An invocation waited for the client longer than `AGENTD_ACTION_TIMEOUT_SECONDS`."""
+
+    problem_type = "action-expired"
+    status_code_ = 408
+    default_title = "The invocation waited too long for an answer."
+
+
 class InvocationInterrupted(AgentdError):
     """The replica running the invocation stopped (crash, kill, shutdown) before it completed."""
 

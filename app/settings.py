@@ -69,6 +69,16 @@ class Settings(BaseSettings):
     max_invocation_seconds: float = Field(
         default=600, gt=0, description="An invocation running longer fails (invocation-timeout)."
     )
+    action_timeout_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="How long an invocation may wait in requires_action (unset: forever).",
+    )
+    action_timeout_policy: Literal["fail", "continue"] = Field(
+        default="fail",
+        description="On that timeout: fail the invocation (action-expired), or continue it with "
+        "every pending call answered by an error (confirmations as denials).",
+    )
     max_llm_calls: int = Field(
         default=500, ge=1, description="Cap on model calls per invocation (runConfig may lower it)."
     )

@@ -44,6 +44,7 @@ from app.agents.pending import CONFIRMATION_CALL, pending_client_calls
 from app.artifacts.base import BaseArtifactService
 from app.contexts.invocation import RunConfig, StreamingMode
 from app.errors import (
+    ActionExpired,
     AgentdError,
     FunctionCallAnswered,
     FunctionCallNotFound,
@@ -59,11 +60,13 @@ from app.errors import (
 from app.invocations.channel import RunChannel, StreamItem
 from app.invocations.models import (
     AnswerInvocationRequest,
+    ConfirmationAnswer,
     CreateInvocationRequest,
     Invocation,
     InvocationStatus,
     RequiredAction,
     RequiredCall,
+    ResultAnswer,
     ResumeInvocationRequest,
     SessionRef,
 )
@@ -179,6 +182,48 @@ class InvocationManager:
         await self._outcomes.close()
         await self._store.stop_listening()
 
+    async def expire_waiting(self) -> int:
+        """Settle invocations that waited longer than `AGENTD_ACTION_TIMEOUT_SECONDS`: fail them
+        (`action-expired`, their open calls answered with it), or, with policy `continue`,
+        answer every pending call with an error (confirmations as denials) and go on. How many
+        this replica settled (another may settle some first; each is settled once)."""
+        timeout = self._settings.action_timeout_seconds
+        if timeout is None:
+            return 0
+        settled = 0
+        for invocation in await self._store.expired_waiting(timeout):
+            ref = SessionRef(invocation.app_name, invocation.user_id, invocation.session_id)
+            detail = f"Invocation {invocation.id!r} waited more than {timeout} s for an answer."
+            calls = invocation.required_action.calls if invocation.required_action else []
+            if self._settings.action_timeout_policy == "continue" and all(
+                c.kind != "credential" for c in calls
+            ):
+                answers = AnswerInvocationRequest(
+                    confirmations=[
+                        ConfirmationAnswer(function_call_id=c.function_call_id, confirmed=False)
+                        for c in calls
+                        if c.kind == "confirmation"
+                    ],
+                    results=[
+                        ResultAnswer(
+                            function_call_id=c.function_call_id,
+                            response={
+                                "error": {"type": ActionExpired.problem_type, "detail": detail}
+                            },
+                        )
+                        for c in calls
+                        if c.kind == "result"
+                    ],
+                )
+                try:
+                    await self.answer(ref, invocation.id, answers)
+                except AgentdError:  # answered or settled elsewhere meanwhile
+                    continue
+                settled += 1
+            elif await self._store.fail_waiting(invocation.id, ActionExpired(detail).marshal()):
+                settled += 1
+        return settled
+
     def _on_session_free(self, session_pk: int, owner: str) -> None:
         # This replica's own ends woke its waiters already, in `_execute`.
         if owner != self.replica_id:
@@ -192,6 +237,9 @@ class InvocationManager:
                 reaped = await self._store.reap()
                 if reaped:
                     logger.warning("marked %d interrupted invocation(s) as failed", reaped)
+                expired = await self.expire_waiting()
+                if expired:
+                    logger.warning("%d invocation(s) waited too long for an answer", expired)
             except Exception:
                 logger.exception("reaping interrupted invocations failed")
 

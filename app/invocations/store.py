@@ -355,6 +355,28 @@ class InvocationStore:
             raise _invocation_not_found(invocation_id)
         return _to_resource(row)
 
+    async def expired_waiting(self, timeout: float) -> list[Invocation]:
+        """Invocations that have waited for the client longer than `timeout` seconds."""
+        cutoff = time.time() - timeout
+        rows = await self._uow.read(
+            lambda db: InvocationRepository(db).expired_waiting(cutoff=cutoff)
+        )
+        return [_to_resource(row) for row in rows]
+
+    async def fail_waiting(self, invocation_id: str, error: dict[str, Any]) -> bool:
+        """Fail an invocation that still waits for the client, answering its open calls with
+        `error` in the same transaction; whether it did (another replica may have first)."""
+        now = time.time()
+
+        def unit(db: Db) -> bool:
+            session_pk = InvocationRepository(db).fail_waiting(invocation_id, error=error, now=now)
+            if session_pk is None:
+                return False
+            _answer_open_calls(db, invocation_id, session_pk, error, now)
+            return True
+
+        return bool(await self._uow.write("fail_waiting", unit))
+
     async def reap(self) -> int:
         """Mark live invocations whose owner stopped renewing them as interrupted (answering
         the function calls they left open); how many were marked."""

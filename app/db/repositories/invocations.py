@@ -163,6 +163,23 @@ _WAITING_IN_SESSION = register(
         _invocations.c.session_pk == bindparam("k_pk"), _status == _REQUIRES_ACTION
     )
 )
+#: Invocations that have waited for the client since before `k_cutoff`.
+_EXPIRED_WAITING = register(
+    select(_invocations)
+    .where(_status == _REQUIRES_ACTION, _invocations.c.end_time < bindparam("k_cutoff"))
+    .limit(100)
+)
+_FAIL_WAITING = register(
+    update(_invocations)
+    .where(_invocations.c.id == bindparam("k_invocation"), _status == _REQUIRES_ACTION)
+    .values(
+        status=_FAILED,
+        error=bindparam("v_error"),
+        required_action=None,
+        end_time=bindparam("v_now"),
+    )
+    .returning(_invocations.c.session_pk)
+)
 _CANCEL_WAITING = register(
     update(_invocations)
     .where(_invocations.c.id == bindparam("k_invocation"), _status == _REQUIRES_ACTION)
@@ -241,6 +258,18 @@ class InvocationRepository:
         """Ids of the session's invocations in `requires_action`."""
         rows = self._db.execute(_WAITING_IN_SESSION, {"k_pk": session_pk}).all()
         return [str(r[0]) for r in rows]
+
+    def expired_waiting(self, *, cutoff: float) -> list[Any]:
+        """Rows (at most 100) of invocations waiting for the client since before `cutoff`."""
+        return list(self._db.execute(_EXPIRED_WAITING, {"k_cutoff": cutoff}).all())
+
+    def fail_waiting(self, invocation_id: str, *, error: dict[str, Any], now: float) -> int | None:
+        """Fail an invocation that waits for the client; its session's key, or None if it no
+        longer waits (answered or failed meanwhile, e.g. by another replica)."""
+        found = self._db.execute(
+            _FAIL_WAITING, {"k_invocation": invocation_id, "v_error": error, "v_now": now}
+        ).scalar()
+        return None if found is None else int(found)
 
     def cancel_waiting(self, invocation_id: str, *, error: dict[str, Any], now: float) -> None:
         """Cancel an invocation that waits for the client (no-op if it no longer does)."""
