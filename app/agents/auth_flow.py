@@ -78,7 +78,7 @@ def request_credentials(
         return None
     ids = [p.function_call.id or "" for p in parts if p.function_call]
     role = response_event.content.role if response_event.content else None
-    ctx.end()
+    ctx.pause()
     return agent.make_event(
         ctx, content=types.Content(role=role, parts=parts), long_running_tool_ids=ids
     )

@@ -135,7 +135,7 @@ def request_client_input(
     role: str | None = "model"
     if credentials and response_event is not None and response_event.content is not None:
         role = response_event.content.role
-    ctx.end()
+    ctx.pause()
     return agent.make_event(
         ctx,
         content=types.Content(role=role, parts=parts) if parts else None,
@@ -199,7 +199,7 @@ async def resume_confirmed_tools(
         # runs, and the model is not called for a message it never sees.
         parts = latest.content.parts if latest.content else None
         if all(p.function_response is not None for p in parts or ()):
-            ctx.end()
+            ctx.pause()
         return
     # The step: every call of the model responses the answered requests' calls came in.
     step_events = {calls[r.original_id][0] for r in asked}
@@ -216,7 +216,7 @@ async def resume_confirmed_tools(
             and (tool := tools.get(c.name or "")) is not None
             and tool.is_long_running
         ]
-        ctx.end()
+        ctx.pause()
         yield agent.make_event(
             ctx,
             content=types.Content(

@@ -54,8 +54,10 @@ class ParallelAgent(BaseAgent):
 
         async def drive(sub: BaseAgent) -> None:
             branch = f"{ctx.branch}.{sub.name}" if ctx.branch else f"{self.name}.{sub.name}"
+            branch_ctx = ctx.for_agent(sub, branch=branch)
+            branch_ctx.branch_pause = [False]  # this branch's own pause (InvocationContext.pause)
             try:
-                async for event in sub.run_async(ctx.for_agent(sub, branch=branch)):
+                async for event in sub.run_async(branch_ctx):
                     persisted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
                     await queue.put((event, persisted))
                     await persisted

@@ -121,6 +121,8 @@ class InvocationContext:
         self.run_config = run_config or RunConfig()
         self.branch = branch
         self.shared = shared or InvocationShared()
+        #: Inside a ParallelAgent branch: that branch's own "paused" flag (see `pause`).
+        self.branch_pause: list[bool] | None = None
 
     @property
     def app_name(self) -> str:
@@ -134,8 +136,8 @@ class InvocationContext:
 
     @property
     def ended(self) -> bool:
-        """Whether an agent, callback or tool ended the invocation."""
-        return self.shared.ended
+        """Whether an agent, callback or tool ended the invocation (or paused this branch)."""
+        return self.shared.ended or (self.branch_pause is not None and self.branch_pause[0])
 
     @property
     def end_invocation(self) -> bool:
@@ -149,6 +151,18 @@ class InvocationContext:
     def end(self) -> None:
         """Stop the invocation after the current step."""
         self.shared.ended = True
+
+    def pause(self) -> None:
+        """Stop to wait for the client (a confirmation, a credential, a late result).
+
+        Outside a ParallelAgent this ends the invocation, as `end`. In a parallel branch only
+        that branch stops: its siblings run to their end, and the invocation then waits for
+        what the branch asked (ADK's branches pause independently).
+        """
+        if self.branch_pause is not None:
+            self.branch_pause[0] = True
+        else:
+            self.shared.ended = True
 
     def increment_llm_call_count(self) -> None:
         """Count one model call; raise once max_llm_calls is exceeded (0 means unlimited)."""

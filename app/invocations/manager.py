@@ -463,7 +463,7 @@ class InvocationManager:
         status = InvocationStatus.FAILED
         error: dict[str, Any] | None = None
         required_action: dict[str, Any] | None = None
-        last: Event | None = None
+        asked_client = False
         heartbeat = asyncio.create_task(self._heartbeat(run))
         invocation_started(ref.app_name)
         held = acquired
@@ -484,10 +484,10 @@ class InvocationManager:
                     invocation_id=run.invocation_id,
                 ):
                     await run.channel.publish(event)
-                    if not event.partial:
-                        last = event
+                    if event.long_running_tool_ids and not event.partial:
+                        asked_client = True
             status = InvocationStatus.COMPLETED
-            if last is not None and last.long_running_tool_ids:  # it may wait for the client
+            if asked_client:  # it may wait for the client (a parallel branch may ask early)
                 required_action = await self._required_action(runner, ref, run.invocation_id)
                 if required_action is not None:
                     status = InvocationStatus.REQUIRES_ACTION

@@ -694,3 +694,51 @@ async def test_a_confirmed_long_running_call_then_waits_for_its_result() -> None
     assert done[-1].content.parts
     assert done[-1].content.parts[0].text == "job done"
     assert _responses_seen(model, 1) == [("start_job", {"status": "finished"})]
+
+
+async def test_a_parallel_branch_that_asks_pauses_alone_and_its_siblings_finish(
+    services: Services,
+) -> None:
+    bank = Bank()
+    payer_model = ScriptModel(
+        replies=[calls_response(("transfer", {"amount": 4})), text_response("paid")]
+    )
+    payer = LlmAgent(
+        name="payer",
+        model=payer_model,
+        tools=[FunctionTool(bank.transfer, require_confirmation=True)],
+    )
+    looked_up: list[str] = []
+
+    def lookup(city: str) -> str:
+        """Looks a city up."""
+        looked_up.append(city)
+        return f"{city}: sunny"
+
+    # A sibling that needs two model steps (a tool call, then its answer).
+    reporter = LlmAgent(
+        name="reporter",
+        model=ScriptModel(
+            replies=[calls_response(("lookup", {"city": "Oslo"})), text_response("Oslo is sunny")]
+        ),
+        tools=[lookup],
+    )
+    runner = services.runner(ParallelAgent(name="par", sub_agents=[payer, reporter]))
+    await services.sessions.create_session(app_name="app", user_id="u", session_id="s")
+
+    asked = await run_turn(runner, "pay 4 and report")
+
+    # The payer's branch stopped at its question; the reporter ran to its answer meanwhile.
+    assert looked_up == ["Oslo"]
+    assert any(e.author == "reporter" and e.is_final_response() for e in asked[1:])
+    assert bank.transfers == []
+    stored = await services.sessions.get_session(app_name="app", user_id="u", session_id="s")
+    assert stored is not None
+    (pending,) = pending_client_calls(stored.events, asked[0].invocation_id)
+    assert (pending.kind, pending.tool) == ("confirmation", "transfer")
+
+    done = await _send(runner, _answer((pending.call_id, True)), asked[0].invocation_id)
+
+    assert bank.transfers == [4]
+    assert [(e.author, e.branch) for e in done[1:]] == [("payer", "par.payer")] * 2
+    assert looked_up == ["Oslo"]  # the finished sibling does not run again
