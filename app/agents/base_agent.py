@@ -86,7 +86,7 @@ class BaseAgent(BaseModel):
             branch=ctx.branch,
             content=content,
             actions=actions or EventActions(),
-            node_info=NodeInfo(path=f"{self.name}@1"),
+            node_info=NodeInfo(path=f"{self.name}@{ctx.loop_iteration}"),
             **fields,
         )
 

@@ -31,11 +31,22 @@ class LoopAgent(BaseAgent):
     max_iterations: int | None = None
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        iteration = 0
+        async for event in self.run_iterations(ctx, first=1):
+            yield event
+
+    async def run_iterations(
+        self, ctx: InvocationContext, *, first: int, skip: int = 0
+    ) -> AsyncGenerator[Event, None]:
+        """Iterations from `first` on, skipping the first `skip` members in that one (how a
+        resumed member's loop goes on after it); the iteration rides in each member's context.
+        """
+        iteration = first - 1
         while self.max_iterations is None or iteration < self.max_iterations:
             iteration += 1
-            for sub in self.sub_agents:
-                async for event in sub.run_async(ctx):
+            for index, sub in enumerate(self.sub_agents):
+                if iteration == first and index < skip:
+                    continue
+                async for event in sub.run_async(ctx.replace(loop_iteration=iteration)):
                     yield event
                     if event.actions.escalate:
                         return

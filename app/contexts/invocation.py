@@ -123,6 +123,9 @@ class InvocationContext:
         self.shared = shared or InvocationShared()
         #: Inside a ParallelAgent branch: that branch's own "paused" flag (see `pause`).
         self.branch_pause: list[bool] | None = None
+        #: Inside a LoopAgent: the innermost loop's iteration (events record it in their
+        #: `nodeInfo.path`, `<agent>@<iteration>`, so a resume knows where the loop was).
+        self.loop_iteration = 1
 
     @property
     def app_name(self) -> str:

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.agents.base_agent import BaseAgent
 from app.agents.llm_agent import LlmAgent
-from app.agents.workflow import SequentialAgent
+from app.agents.workflow import LoopAgent, SequentialAgent
 from app.artifacts.base import BaseArtifactService
 from app.artifacts.in_memory import InMemoryArtifactService
 from app.contexts.invocation import InvocationContext, RunConfig
@@ -333,26 +333,50 @@ class Runner:
 async def _run_and_continue(
     agent: BaseAgent, ctx: InvocationContext, *, resumed: bool
 ) -> AsyncGenerator[Event, None]:
-    """`agent`'s events; when it resumed inside a SequentialAgent (it answered the client's
-    reply), then the members after it, and so on up the tree, as the sequence would have run
-    had it not stopped to wait. A LoopAgent or ParallelAgent above is not re-entered: the member
-    finishes, and the loop's later iterations or the other branches do not run again."""
-    async for event in agent.run_async(ctx):
+    """`agent`'s events; when it resumed on the client's answer, then what its workflow
+    ancestors would have run after it had it not stopped to wait: a SequentialAgent's later
+    members, a LoopAgent's later members and iterations (from the iteration the member asked
+    in, read from its events' `nodeInfo.path`), and so on up the tree. A ParallelAgent's other
+    branches ran to their end while the branch waited, so nothing above it is re-entered."""
+    iteration = _iteration_asked_in(ctx.session.events) if resumed else 1
+    escalated = False
+    async for event in agent.run_async(ctx.replace(loop_iteration=iteration)):
+        escalated = escalated or bool(event.actions.escalate)
         yield event
     if not resumed:
         return
     child, parent = agent, agent.parent_agent
     while parent is not None and not ctx.ended:
+        index = parent.sub_agents.index(child)
         if isinstance(parent, SequentialAgent):
-            following = parent.sub_agents[parent.sub_agents.index(child) + 1 :]
-            for sibling in following:
+            for sibling in parent.sub_agents[index + 1 :]:
                 async for event in sibling.run_async(ctx):
                     yield event
                 if ctx.ended:
                     return
+        elif isinstance(parent, LoopAgent):
+            if not escalated:
+                resumed_loop = parent.run_iterations(
+                    ctx.for_agent(parent), first=iteration, skip=index + 1
+                )
+                async for event in resumed_loop:
+                    yield event
+            escalated = False
+            iteration = 1
         elif not isinstance(parent, LlmAgent):
             return
         child, parent = parent, parent.parent_agent
+
+
+def _iteration_asked_in(events: Sequence[Event]) -> int:
+    """The loop iteration of the event whose call the latest user message answers (1 if none)."""
+    answered = {r.id for r in events[-1].get_function_responses() if r.id} if events else set()
+    for event in reversed(events[:-1]):
+        if any(call.id in answered for call in event.get_function_calls()):
+            path = event.node_info.path if event.node_info is not None else ""
+            _, _, count = path.rpartition("@")
+            return int(count) if count.isdigit() else 1
+    return 1
 
 
 def _agent_that_called(root: BaseAgent, events: Sequence[Event]) -> BaseAgent | None:

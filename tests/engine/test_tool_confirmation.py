@@ -602,7 +602,9 @@ async def test_a_parallel_branch_that_asked_resumes_on_its_branch(services: Serv
     assert "other branch" not in str(payer_model.requests[1].contents)
 
 
-async def test_a_loop_member_that_asked_is_resumed(services: Services) -> None:
+async def test_a_loop_member_that_asked_is_resumed_and_the_loop_goes_on(
+    services: Services,
+) -> None:
     bank = Bank()
     model = ScriptModel(replies=[calls_response(("transfer", {"amount": 8})), text_response("ok")])
     payer = LlmAgent(
@@ -613,10 +615,20 @@ async def test_a_loop_member_that_asked_is_resumed(services: Services) -> None:
     asked = await run_turn(runner, "pay 8")
     assert [e.author for e in asked] == ["user", "payer", "payer", "payer"]  # one ask, then stop
 
+    assert asked[-1].node_info is not None
+    assert asked[-1].node_info.path == "payer@1"  # the iteration it asked in
+
     done = await _send(runner, _answer((_request_ids(asked[-1])[0], True)))
 
     assert bank.transfers == [8]
-    assert [e.author for e in done] == ["user", "payer", "payer"]
+    # Iteration 1 finishes (the transfer, then "ok"), then iterations 2 and 3 run ("ok" each).
+    assert [e.author for e in done] == ["user", "payer", "payer", "payer", "payer"]
+    assert [e.node_info.path for e in done[1:] if e.node_info] == [
+        "payer@1",
+        "payer@1",
+        "payer@2",
+        "payer@3",
+    ]
 
 
 async def test_a_second_confirmation_later_in_the_invocation_is_asked_and_answered() -> None:
@@ -742,3 +754,34 @@ async def test_a_parallel_branch_that_asks_pauses_alone_and_its_siblings_finish(
     assert bank.transfers == [4]
     assert [(e.author, e.branch) for e in done[1:]] == [("payer", "par.payer")] * 2
     assert looked_up == ["Oslo"]  # the finished sibling does not run again
+
+
+async def test_a_loop_resumes_in_the_iteration_the_member_asked_in(services: Services) -> None:
+    bank = Bank()
+    payer_model = ScriptModel(
+        replies=[
+            text_response("nothing to pay yet"),
+            calls_response(("transfer", {"amount": 2})),
+            text_response("paid"),
+            text_response("all paid"),
+        ]
+    )
+    payer = LlmAgent(
+        name="payer",
+        model=payer_model,
+        tools=[FunctionTool(bank.transfer, require_confirmation=True)],
+    )
+    counter = LlmAgent(name="counter", model=ScriptModel(replies=[text_response("tick")]))
+    loop = LoopAgent(name="loop", sub_agents=[counter, payer], max_iterations=3)
+    runner = services.runner(loop)
+    await services.sessions.create_session(app_name="app", user_id="u", session_id="s")
+
+    asked = await run_turn(runner, "go")
+    assert [e.node_info.path for e in asked[1:] if e.node_info][-1] == "payer@2"
+
+    done = await _send(runner, _answer((_request_ids(asked[-1])[0], True)))
+
+    assert bank.transfers == [2]
+    paths = [e.node_info.path for e in done[1:] if e.node_info]
+    # The rest of iteration 2 (the transfer, "paid"), then iteration 3: counter, then payer.
+    assert paths == ["payer@2", "payer@2", "counter@3", "payer@3"]
