@@ -67,6 +67,10 @@ class BaseAgent(BaseModel):
         """This agent or a descendant named `name`."""
         return next((a for a in self._walk() if a.name == name), None)
 
+    def sub_agents_deep(self) -> list["BaseAgent"]:
+        """Every descendant, depth first."""
+        return self._walk()[1:]
+
     def find_sub_agent(self, name: str) -> "BaseAgent | None":
         """A descendant named `name`."""
         return next((a for a in self._walk()[1:] if a.name == name), None)

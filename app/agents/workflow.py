@@ -62,11 +62,13 @@ class ParallelAgent(BaseAgent):
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         queue: asyncio.Queue[tuple[object, asyncio.Future[None] | None]] = asyncio.Queue()
+        pauses: list[list[bool]] = []
 
         async def drive(sub: BaseAgent) -> None:
             branch = f"{ctx.branch}.{sub.name}" if ctx.branch else f"{self.name}.{sub.name}"
             branch_ctx = ctx.for_agent(sub, branch=branch)
             branch_ctx.branch_pause = [False]  # this branch's own pause (InvocationContext.pause)
+            pauses.append(branch_ctx.branch_pause)
             try:
                 async for event in sub.run_async(branch_ctx):
                     persisted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -94,3 +96,7 @@ class ParallelAgent(BaseAgent):
         except BaseExceptionGroup as group:
             # Surface the branch's own error (e.g. a callback's), not the TaskGroup wrapper.
             raise group.exceptions[0] from None
+        if any(paused[0] for paused in pauses):
+            # A branch waits for the client: the parallel step is not over, so what follows it
+            # (in a sequence above) waits too.
+            ctx.pause()

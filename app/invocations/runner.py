@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.agents.base_agent import BaseAgent
 from app.agents.llm_agent import LlmAgent
-from app.agents.workflow import LoopAgent, SequentialAgent
+from app.agents.pending import pending_client_calls
+from app.agents.workflow import LoopAgent, ParallelAgent, SequentialAgent
 from app.artifacts.base import BaseArtifactService
 from app.artifacts.in_memory import InMemoryArtifactService
 from app.contexts.invocation import InvocationContext, RunConfig
@@ -337,7 +338,8 @@ async def _run_and_continue(
     ancestors would have run after it had it not stopped to wait: a SequentialAgent's later
     members, a LoopAgent's later members and iterations (from the iteration the member asked
     in, read from its events' `nodeInfo.path`), and so on up the tree. A ParallelAgent's other
-    branches ran to their end while the branch waited, so nothing above it is re-entered."""
+    branches ran to their end while the branch waited, so its step is over once no other
+    branch waits for the client either, and what follows it runs."""
     iteration = _iteration_asked_in(ctx.session.events) if resumed else 1
     escalated = False
     async for event in agent.run_async(ctx.replace(loop_iteration=iteration)):
@@ -363,6 +365,18 @@ async def _run_and_continue(
                     yield event
             escalated = False
             iteration = 1
+        elif isinstance(parent, ParallelAgent):
+            # The other branches ran to their end while this one waited; the parallel step is
+            # over unless one of them waits for the client too.
+            others = {
+                agent.name
+                for branch in parent.sub_agents
+                if branch is not child
+                for agent in (branch, *branch.sub_agents_deep())
+            }
+            pending = pending_client_calls(ctx.session.events, ctx.invocation_id)
+            if any(call.agent in others for call in pending):
+                return
         elif not isinstance(parent, LlmAgent):
             return
         child, parent = parent, parent.parent_agent

@@ -785,3 +785,32 @@ async def test_a_loop_resumes_in_the_iteration_the_member_asked_in(services: Ser
     paths = [e.node_info.path for e in done[1:] if e.node_info]
     # The rest of iteration 2 (the transfer, "paid"), then iteration 3: counter, then payer.
     assert paths == ["payer@2", "payer@2", "counter@3", "payer@3"]
+
+
+async def test_after_a_parallel_branch_resumes_what_follows_the_parallel_step_runs(
+    services: Services,
+) -> None:
+    bank = Bank()
+    payer = LlmAgent(
+        name="payer",
+        model=ScriptModel(
+            replies=[calls_response(("transfer", {"amount": 5})), text_response("paid")]
+        ),
+        tools=[FunctionTool(bank.transfer, require_confirmation=True)],
+    )
+    reporter = LlmAgent(name="reporter", model=ScriptModel(replies=[text_response("reported")]))
+    closer = LlmAgent(name="closer", model=ScriptModel(replies=[text_response("closed")]))
+    both = ParallelAgent(name="both", sub_agents=[payer, reporter])
+    runner = services.runner(SequentialAgent(name="flow", sub_agents=[both, closer]))
+    await services.sessions.create_session(app_name="app", user_id="u", session_id="s")
+
+    asked = await run_turn(runner, "pay 5")
+    assert "closer" not in [e.author for e in asked]  # the sequence stopped at the parallel step
+    (request_event,) = [e for e in asked if _request_ids(e)]
+
+    done = await _send(
+        runner, _answer((_request_ids(request_event)[0], True)), asked[0].invocation_id
+    )
+
+    assert bank.transfers == [5]
+    assert [e.author for e in done[1:]] == ["payer", "payer", "closer"]
