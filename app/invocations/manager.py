@@ -38,35 +38,26 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from google.genai import types
 
-from app.agents.pending import CONFIRMATION_CALL, pending_client_calls
 from app.artifacts.base import BaseArtifactService
 from app.contexts.invocation import RunConfig, StreamingMode
 from app.errors import (
     ActionExpired,
     AgentdError,
-    FunctionCallAnswered,
-    FunctionCallNotFound,
     IdempotencyKeyReused,
     InternalError,
-    InvalidRequest,
     InvocationCancelled,
     InvocationInterrupted,
-    InvocationNotResumable,
     InvocationTimeout,
     SessionBusy,
 )
+from app.invocations.answers import answer_ids, answer_message, expiry_answers, required_action
 from app.invocations.channel import RunChannel, StreamItem
 from app.invocations.models import (
     AnswerInvocationRequest,
-    ConfirmationAnswer,
     CreateInvocationRequest,
     Invocation,
     InvocationStatus,
-    RequiredAction,
-    RequiredCall,
-    ResultAnswer,
     ResumeInvocationRequest,
     SessionRef,
 )
@@ -194,27 +185,12 @@ class InvocationManager:
         for invocation in await self._store.expired_waiting(timeout):
             ref = SessionRef(invocation.app_name, invocation.user_id, invocation.session_id)
             detail = f"Invocation {invocation.id!r} waited more than {timeout} s for an answer."
-            calls = invocation.required_action.calls if invocation.required_action else []
-            if self._settings.action_timeout_policy == "continue" and all(
-                c.kind != "credential" for c in calls
-            ):
-                answers = AnswerInvocationRequest(
-                    confirmations=[
-                        ConfirmationAnswer(function_call_id=c.function_call_id, confirmed=False)
-                        for c in calls
-                        if c.kind == "confirmation"
-                    ],
-                    results=[
-                        ResultAnswer(
-                            function_call_id=c.function_call_id,
-                            response={
-                                "error": {"type": ActionExpired.problem_type, "detail": detail}
-                            },
-                        )
-                        for c in calls
-                        if c.kind == "result"
-                    ],
-                )
+            answers = (
+                expiry_answers(invocation, detail)
+                if self._settings.action_timeout_policy == "continue"
+                else None
+            )
+            if answers is not None:
                 try:
                     await self.answer(ref, invocation.id, answers)
                 except AgentdError:  # answered or settled elsewhere meanwhile
@@ -255,7 +231,7 @@ class InvocationManager:
     ) -> RunHandle:
         """Create the invocation and start running it (or return the one the key names)."""
         runner = self._runner(ref.app_name)
-        answers = _answer_ids(request.new_message)
+        answers = answer_ids(request.new_message)
         if answers and idempotency_key is None:
             # ADK's way of answering: a new message with the function responses, without
             # `invocationId`. It continues the invocation that waits for those calls.
@@ -306,7 +282,7 @@ class InvocationManager:
         otherwise; `reject` / `enqueue` apply as for a new invocation.
         """
         runner = self._runner(ref.app_name)
-        answers = _answer_ids(request.new_message)
+        answers = answer_ids(request.new_message)
         stored = await self._store.resume(
             ref,
             invocation_id,
@@ -323,76 +299,22 @@ class InvocationManager:
     ) -> RunHandle:
         """Answer some or all of what a `requires_action` invocation waits for, and go on.
 
-        Confirmations and results are checked against `requiredAction`: a call the invocation
-        never made is FunctionCallNotFound (404), one no longer waited for FunctionCallAnswered
-        (409), an invocation that waits for nothing InvocationNotResumable (409); nothing is
-        written then. The answers become function responses of one user event of the
-        invocation (ADK's `adk_request_confirmation` answers for confirmations), and the run
-        continues from there under the same id; answers still missing keep it waiting.
+        The answers are checked and turned into one user event of the invocation by
+        `answers.answer_message` (nothing is written when they fail its checks); the run then
+        continues from there under the same id, and answers still missing keep it waiting.
         """
         runner = self._runner(ref.app_name)
         invocation = (await self._store.get(ref, invocation_id)).invocation
-        action = invocation.required_action
-        if invocation.status is not InvocationStatus.REQUIRES_ACTION or action is None:
-            raise InvocationNotResumable(
-                f"Invocation {invocation_id!r} is {invocation.status}: it waits for no answer.",
-                invocationStatus=invocation.status,
+
+        async def session_events() -> list[Event]:
+            session = await runner.session_service.get_session(
+                app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
             )
-        waiting = {call.function_call_id: call for call in action.calls}
-        answered: set[str] = set()
-        parts: list[types.Part] = []
+            return session.events if session is not None else []
 
-        async def waited_for(call_id: str, kind: str) -> RequiredCall:
-            call = waiting.get(call_id)
-            if call is None:
-                await self._raise_unknown_or_answered(runner, ref, invocation_id, call_id)
-            assert call is not None
-            if call.kind != kind:
-                raise InvalidRequest(
-                    f"Call {call_id!r} waits for a {call.kind}, not a {kind}.",
-                    errors=[{"functionCallId": call_id, "kind": call.kind}],
-                )
-            if call_id in answered:
-                raise InvalidRequest(f"Call {call_id!r} is answered twice in this request.")
-            answered.add(call_id)
-            return call
-
-        for confirmation in request.confirmations or []:
-            call = await waited_for(confirmation.function_call_id, "confirmation")
-            response: dict[str, Any] = {"confirmed": confirmation.confirmed}
-            if confirmation.payload is not None:
-                response["payload"] = confirmation.payload
-            parts.append(_function_response(call.request_call_id, CONFIRMATION_CALL, response))
-        for result in request.results or []:
-            call = await waited_for(result.function_call_id, "result")
-            parts.append(_function_response(call.request_call_id, call.tool, result.response))
-        if not parts:
-            raise InvalidRequest("Give at least one confirmation or result.")
-        resumed = ResumeInvocationRequest(
-            new_message=types.Content(role="user", parts=parts), mode=request.mode
-        )
+        message = await answer_message(invocation, request, session_events)
+        resumed = ResumeInvocationRequest(new_message=message, mode=request.mode)
         return await self.resume(ref, invocation_id, resumed)
-
-    async def _raise_unknown_or_answered(
-        self, runner: Runner, ref: SessionRef, invocation_id: str, call_id: str
-    ) -> None:
-        session = await runner.session_service.get_session(
-            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
-        )
-        made = {
-            call.id
-            for event in (session.events if session is not None else [])
-            if event.invocation_id == invocation_id
-            for call in event.get_function_calls()
-        }
-        if call_id in made:
-            raise FunctionCallAnswered(
-                f"Invocation {invocation_id!r} no longer waits for call {call_id!r}.",
-                functionCallId=call_id,
-            )
-        raise FunctionCallNotFound(
-            f"Invocation {invocation_id!r} made no call {call_id!r}.", functionCallId=call_id
-        )
 
     def _launch(
         self,
@@ -538,23 +460,7 @@ class InvocationManager:
         session = await runner.session_service.get_session(
             app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
         )
-        if session is None:
-            return None
-        calls = [
-            RequiredCall(
-                function_call_id=p.original_call_id or p.call_id,
-                tool=p.tool or p.response_name,
-                args=p.args,
-                hint=p.hint,
-                payload=p.payload,
-                kind=p.kind,
-                request_call_id=p.call_id,
-            )
-            for p in pending_client_calls(session.events, invocation_id)
-        ]
-        if not calls:
-            return None
-        return RequiredAction(calls=calls).model_dump(mode="json", by_alias=True)
+        return None if session is None else required_action(session.events, invocation_id)
 
     async def _wait_for_lease(self, run: LocalRun) -> None:
         deadline = time.monotonic() + self._settings.enqueue_timeout_seconds
@@ -680,20 +586,3 @@ class InvocationManager:
         if handle.channel is not None and handle.channel.closed:
             return handle.channel.persisted()
         return await self._store.events(handle.session_pk, handle.invocation.id, handle.after_seq)
-
-
-def _answer_ids(message: types.Content | None) -> frozenset[str]:
-    """The ids of the function responses a new message carries (answers to waiting calls)."""
-    if message is None:
-        return frozenset()
-    return frozenset(
-        part.function_response.id
-        for part in message.parts or []
-        if part.function_response is not None and part.function_response.id
-    )
-
-
-def _function_response(call_id: str, name: str, response: dict[str, Any]) -> types.Part:
-    return types.Part(
-        function_response=types.FunctionResponse(id=call_id, name=name, response=response)
-    )
