@@ -22,12 +22,12 @@ import socket
 import sys
 import threading
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any, TypedDict
 from urllib.parse import urlsplit
+
+from tests.stub_server import ScriptedServer
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -185,64 +185,26 @@ class _Reply:
     hang_up: bool = False
 
 
-class AnthropicStub:
+class AnthropicStub(ScriptedServer[_Reply, RecordedRequest]):
     """Anthropic's Messages API on 127.0.0.1, answering from a FIFO of scripted replies."""
 
     def __init__(self) -> None:
-        self.requests: list[RecordedRequest] = []
+        super().__init__()
         #: Set when a client dropped a stream before its last event.
         self.abandoned = threading.Event()
         #: Set when a stream was written to its end.
         self.stream_finished = threading.Event()
-        self._replies: deque[_Reply] = deque()
-        self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
+
+    def _make_server(self, handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+        return _Server(("127.0.0.1", 0), handler)
 
     @property
     def base_url(self) -> str:
         """The stub's root URL, for `Claude(base_url=...)` or `ANTHROPIC_BASE_URL`."""
-        if self._server is None:
-            raise RuntimeError("AnthropicStub is not started.")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> "AnthropicStub":
-        """Bind a free port and serve in a background thread."""
-        if self._server is not None:
-            return self
-        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
-        # A short poll interval keeps stop() (which waits for the next poll) quick.
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.01},
-            name="anthropic-stub",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        if self._server is None:
-            return
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> "AnthropicStub":
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        return self.root_url
 
     def reply_text(self, text: str, **kwargs: Any) -> None:
         """Answer the next request with a text message (`message()` keyword arguments)."""
@@ -291,21 +253,6 @@ class AnthropicStub:
         body = {"type": "error", "error": {"type": kind, "message": text}}
         for _ in range(times):
             self._enqueue(_Reply(status=status, body=body, headers=dict(headers or {})))
-
-    @property
-    def pending(self) -> int:
-        """How many scripted replies are still queued."""
-        with self._lock:
-            return len(self._replies)
-
-    def _enqueue(self, reply: _Reply) -> None:
-        with self._lock:
-            self._replies.append(reply)
-
-    def _next_reply(self, request: RecordedRequest) -> _Reply | None:
-        with self._lock:
-            self.requests.append(request)
-            return self._replies.popleft() if self._replies else None
 
 
 def _handler_for(stub: AnthropicStub) -> type[BaseHTTPRequestHandler]:

@@ -13,13 +13,12 @@ can call it at once without polling for readiness.
 
 import json
 import re
-import threading
-from collections import deque
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any, TypedDict
 from urllib.parse import urlsplit
+
+from tests.stub_server import ScriptedServer
 
 _ROUTE = re.compile(
     r"^/(?P<api_version>[^/]+)/(?:models/)?(?P<model>.+):(?P<method>generateContent|streamGenerateContent)$"
@@ -80,61 +79,16 @@ class _Reply:
     events: tuple[dict[str, Any], ...] | None = None
 
 
-class GeminiStub:
+class GeminiStub(ScriptedServer[_Reply, RecordedRequest]):
     """The Gemini REST API on 127.0.0.1, answering from a FIFO of scripted replies."""
 
-    def __init__(self) -> None:
-        self.requests: list[RecordedRequest] = []
-        self._replies: deque[_Reply] = deque()
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
 
     @property
     def base_url(self) -> str:
         """The stub's root URL, for `Gemini(base_url=...)` or `HttpOptions(base_url=...)`."""
-        if self._server is None:
-            raise RuntimeError("GeminiStub is not started.")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/"
-
-    def start(self) -> "GeminiStub":
-        """Bind a free port and serve in a background thread."""
-        if self._server is not None:
-            return self
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        # A short poll interval keeps stop() (which waits for the next poll) quick.
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.01},
-            name="gemini-stub",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        if self._server is None:
-            return
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> "GeminiStub":
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        return f"{self.root_url}/"
 
     def reply_text(self, text: str) -> None:
         """Answer the next request with a text reply (one SSE event if it streams)."""
@@ -164,21 +118,6 @@ class GeminiStub:
         name = status_name or _HTTP_STATUS_NAMES.get(status, "UNKNOWN")
         error = {"error": {"code": status, "message": message, "status": name}}
         self.reply_json(error, status=status)
-
-    @property
-    def pending(self) -> int:
-        """How many scripted replies are still queued."""
-        with self._lock:
-            return len(self._replies)
-
-    def _enqueue(self, reply: _Reply) -> None:
-        with self._lock:
-            self._replies.append(reply)
-
-    def _next_reply(self, request: RecordedRequest) -> _Reply | None:
-        with self._lock:
-            self.requests.append(request)
-            return self._replies.popleft() if self._replies else None
 
 
 def _handler_for(stub: GeminiStub) -> type[BaseHTTPRequestHandler]:

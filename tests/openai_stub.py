@@ -17,12 +17,12 @@ It uses the standard library's `ThreadingHTTPServer`: the socket is bound when t
 import json
 import threading
 import time
-from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal, TypedDict
 from urllib.parse import urlsplit
+
+from tests.stub_server import ScriptedServer
 
 MODEL = "gpt-stub"
 USAGE = {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}
@@ -150,66 +150,20 @@ class _Streams:
     changed: threading.Condition = field(default_factory=threading.Condition)
 
 
-class OpenAIStub:
+class OpenAIStub(ScriptedServer[_Reply, RecordedRequest]):
     """A Chat Completions server on 127.0.0.1, answering from a FIFO of scripted replies."""
 
     def __init__(self) -> None:
-        self.requests: list[RecordedRequest] = []
-        self._replies: deque[_Reply] = deque()
-        self._lock = threading.Lock()
+        super().__init__()
         self._streams = _Streams()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    @property
-    def root_url(self) -> str:
-        """The stub's root URL (for an Azure endpoint)."""
-        if self._server is None:
-            raise RuntimeError("OpenAIStub is not started.")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
 
     @property
     def base_url(self) -> str:
         """The `/v1` base URL, for `OpenAILlm(base_url=...)` or `OPENAI_BASE_URL`."""
         return f"{self.root_url}/v1"
-
-    def start(self) -> "OpenAIStub":
-        """Bind a free port and serve in a background thread."""
-        if self._server is not None:
-            return self
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.01},
-            name="openai-stub",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        if self._server is None:
-            return
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> "OpenAIStub":
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # -- scripting ----------------------------------------------------------------------------
 
@@ -257,12 +211,6 @@ class OpenAIStub:
             )
         )
 
-    @property
-    def pending(self) -> int:
-        """How many scripted replies are still queued."""
-        with self._lock:
-            return len(self._replies)
-
     # -- streams --------------------------------------------------------------------------------
 
     @property
@@ -281,15 +229,6 @@ class OpenAIStub:
         with self._streams.changed:
             self._streams.outcomes.append(outcome)
             self._streams.changed.notify_all()
-
-    def _enqueue(self, reply: _Reply) -> None:
-        with self._lock:
-            self._replies.append(reply)
-
-    def _next_reply(self, request: RecordedRequest) -> _Reply | None:
-        with self._lock:
-            self.requests.append(request)
-            return self._replies.popleft() if self._replies else None
 
 
 def _as_events(body: dict[str, Any]) -> list[dict[str, Any]]:
