@@ -10,16 +10,12 @@ import shutil
 import textwrap
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
-from tests.conftest import fresh_pg_url, fresh_sqlite_url
-from tests.live_server import LiveServer
-from tests.pgserver import PostgresServer
+from tests.api.served import on_both_backends
 
 PROJECT = Path(__file__).resolve().parents[2]
 USER = "u1"
@@ -80,43 +76,7 @@ def _agents(root: Path) -> Path:
     return agents
 
 
-def _server(root: Path, database_url: str) -> LiveServer:
-    env = {
-        "AGENTD_DATA_DIR": str(root / "data"),
-        "AGENTD_AGENTS_DIR": str(_agents(root)),
-        "AGENTD_DATABASE_URL": database_url,
-    }
-    return LiveServer(root / "server", env)
-
-
-@pytest.fixture(scope="module")
-def sqlite_server(
-    tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path
-) -> Iterator[LiveServer]:
-    """A server on a migrated SQLite file of its own."""
-    root = tmp_path_factory.mktemp("hitl-sqlite")
-    server = _server(root, fresh_sqlite_url(sqlite_template, root)).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def postgres_server(
-    tmp_path_factory: pytest.TempPathFactory, postgres: PostgresServer, pg_template: str
-) -> Iterator[LiveServer]:
-    """A server on a migrated PostgreSQL database of its own."""
-    root = tmp_path_factory.mktemp("hitl-postgres")
-    server = _server(root, fresh_pg_url(postgres, pg_template)).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def http(request: pytest.FixtureRequest) -> Iterator[httpx.Client]:
-    """A client of the backend's server."""
-    server: LiveServer = request.getfixturevalue(f"{request.param}_server")
-    with httpx.Client(base_url=server.url, timeout=30) as client:
-        yield client
+sqlite_server, postgres_server, http = on_both_backends("hitl", _agents)
 
 
 def _session(http: httpx.Client, app: str) -> str:

@@ -1,0 +1,59 @@
+"""Module-scoped servers of a test app on both backends, for HTTP tests that write their own
+agents folder: `sqlite_server, postgres_server, http = on_both_backends("x", write_agents)`.
+
+`write_agents(root)` writes the agents folder under `root` and returns it; each backend gets
+its own migrated database and its own server; `http` is parametrized over the two.
+"""
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import fresh_pg_url, fresh_sqlite_url
+from tests.live_server import LiveServer
+from tests.pgserver import PostgresServer
+
+
+def _server(root: Path, database_url: str, write_agents: Callable[[Path], Path]) -> LiveServer:
+    env = {
+        "AGENTD_DATA_DIR": str(root / "data"),
+        "AGENTD_AGENTS_DIR": str(write_agents(root)),
+        "AGENTD_DATABASE_URL": database_url,
+    }
+    return LiveServer(root / "server", env)
+
+
+def on_both_backends(name: str, write_agents: Callable[[Path], Path]) -> tuple[Any, Any, Any]:
+    """The `sqlite_server`, `postgres_server` and `http` fixtures of one test module."""
+
+    @pytest.fixture(scope="module")
+    def sqlite_server(
+        tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path
+    ) -> Iterator[LiveServer]:
+        """A server on a migrated SQLite file of its own."""
+        root = tmp_path_factory.mktemp(f"{name}-sqlite")
+        server = _server(root, fresh_sqlite_url(sqlite_template, root), write_agents).start()
+        yield server
+        server.stop()
+
+    @pytest.fixture(scope="module")
+    def postgres_server(
+        tmp_path_factory: pytest.TempPathFactory, postgres: PostgresServer, pg_template: str
+    ) -> Iterator[LiveServer]:
+        """A server on a migrated PostgreSQL database of its own."""
+        root = tmp_path_factory.mktemp(f"{name}-postgres")
+        server = _server(root, fresh_pg_url(postgres, pg_template), write_agents).start()
+        yield server
+        server.stop()
+
+    @pytest.fixture(params=["sqlite", "postgres"])
+    def http(request: pytest.FixtureRequest) -> Iterator[httpx.Client]:
+        """A client of the backend's server."""
+        server: LiveServer = request.getfixturevalue(f"{request.param}_server")
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            yield client
+
+    return sqlite_server, postgres_server, http
