@@ -103,10 +103,14 @@ async def resume_authorized_tools(
         AuthHandler(config).parse_and_store_auth_response(ctx.session.state)
     if not answered:
         return
-    to_resume = _calls_that_asked(events, answered)
+    from app.agents.agent_tool_flow import passed_up  # it imports this module
+
+    # A request an AgentTool passed up is answered to its wrapped agent (agent_tool_flow).
+    own = [e for e in events if not passed_up(e)]
+    to_resume = _calls_that_asked(own, answered)
     if not to_resume:
         return
-    for event in reversed(events):
+    for event in reversed(own):
         calls = [c for c in event.get_function_calls() if c.id in to_resume]
         if not calls:
             continue

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
+from app.agents.agent_tool_flow import PASSED_UP_KEY, passed_up, passed_up_parts
 from app.agents.auth_flow import credential_request_parts, is_auth_event
 from app.agents.functions import run_function_calls
 from app.contexts.invocation import InvocationContext
@@ -64,9 +65,9 @@ def is_confirmation_event(event: Event) -> bool:
 
 
 def is_client_request_event(event: Event) -> bool:
-    """Whether the event asks the client for a credential or a confirmation, or answers that:
-    framework traffic the model never sees."""
-    return is_auth_event(event) or is_confirmation_event(event)
+    """Whether the event asks the client for a credential or a confirmation, or answers that, or
+    lists calls an AgentTool's wrapped agent made: framework traffic the model never sees."""
+    return is_auth_event(event) or is_confirmation_event(event) or bool(passed_up(event))
 
 
 def original_call_of(request: types.FunctionCall) -> dict[str, Any]:
@@ -108,15 +109,18 @@ def request_client_input(
     wait_for_results: bool = False,
 ) -> Event | None:
     """The event asking the client for what the step of `calls` needs (None if nothing): its
-    credential and confirmation requests, plus (listed only) its long-running calls still without
-    a result. `wait_for_results`: wait for those even when nothing is requested (calls run again
-    after a confirmation already have an answer in the history, so only this event says they are
-    still open). The invocation then ends."""
+    credential and confirmation requests, the inner calls its AgentTool calls pass up (see
+    agent_tool_flow), plus (listed only) its long-running calls still without a result.
+    `wait_for_results`: wait for those even when nothing is requested (calls run again after a
+    confirmation already have an answer in the history, so only this event says they are still
+    open). The invocation then ends."""
     parts: list[types.Part] = []
     credentials: list[types.Part] = []
     if response_event is not None:
         credentials = credential_request_parts(response_event)
         parts = credentials + confirmation_request_parts(calls, response_event)
+    inner, passed = passed_up_parts(response_event)
+    parts += inner
     answered = {r.id for r in response_event.get_function_responses()} if response_event else set()
     tools = {tool.name: tool for tool in agent.canonical_tools}
     results = [
@@ -129,7 +133,8 @@ def request_client_input(
     ]
     if not parts and not (wait_for_results and results):
         return None
-    ids = [p.function_call.id or "" for p in parts if p.function_call] + results
+    asked = [p.function_call.id or "" for p in parts if p.function_call and p not in inner]
+    ids = asked + list(passed) + results
     # A credential request keeps the auth flow's role (the response's); confirmations are ADK's
     # model-role event.
     role: str | None = "model"
@@ -140,6 +145,7 @@ def request_client_input(
         ctx,
         content=types.Content(role=role, parts=parts) if parts else None,
         long_running_tool_ids=ids,
+        custom_metadata={PASSED_UP_KEY: passed} if passed else None,
     )
 
 

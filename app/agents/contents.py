@@ -9,7 +9,8 @@ different history is rebuilt from scratch.
 `adk_request_credential` and `adk_request_confirmation` calls and their answers are never shown
 to the model (as in ADK), and a call answered more than once (a tool that asked for a credential
 or a confirmation answers again once it has it) shows only its latest answer, in the place of the
-first.
+first. Nor does it see the calls an AgentTool's wrapped agent passed up to the client, or the
+client's answers to them (the AgentTool's final answer stands for them).
 """
 
 from collections import OrderedDict
@@ -18,10 +19,11 @@ from dataclasses import dataclass
 
 from google.genai import types
 
+from app.agents.agent_tool_flow import passed_up
 from app.agents.confirmation_flow import is_client_request_event
 from app.contexts.invocation import InvocationContext
 from app.sessions.models import Event
-from app.tools.agent_tool import AGENT_TOOL_EVENTS_KEY
+from app.tools.agent_tool import AGENT_TOOL_EVENTS_KEY, AGENT_TOOL_WAITING_KEY
 
 
 def _belongs_to_branch(event_branch: str | None, branch: str | None) -> bool:
@@ -45,6 +47,8 @@ class _Memo:
     #: Ids of the function responses in `contents`, and of those answered more than once.
     answered: frozenset[str]
     repeated: frozenset[str]
+    #: Ids of the inner calls AgentTools passed up to the client (their answers are hidden).
+    hidden: frozenset[str]
 
 
 _memo: OrderedDict[tuple[str, ...], _Memo] = OrderedDict()
@@ -60,7 +64,7 @@ def build_contents(
         last_user = max(
             (i for i, e in enumerate(visible) if e.author == "user"), default=len(visible)
         )
-        contents = [_content_for(e, agent_name) for e in visible[last_user:]]
+        contents = _convert_visible(visible[last_user:], agent_name, _track_hidden(events, set()))
         _, repeated = _track_answers(contents, set(), set())
         return _latest_answers_only(
             _answered_only(contents, _track_calls(contents, set())), repeated
@@ -74,12 +78,14 @@ def build_contents(
         and events[0] is memo.first
         and events[memo.count - 1] is memo.last
     ):
-        new = _convert(events[memo.count :], agent_name, ctx.branch)
+        hidden = _track_hidden(events[memo.count :], set(memo.hidden))
+        new = _convert(events[memo.count :], agent_name, ctx.branch, hidden)
         contents = memo.contents + new
         open_calls = _track_calls(new, set(memo.open_calls))
         answered, repeated = _track_answers(new, set(memo.answered), set(memo.repeated))
     else:
-        contents = _convert(events, agent_name, ctx.branch)
+        hidden = _track_hidden(events, set())
+        contents = _convert(events, agent_name, ctx.branch, hidden)
         open_calls = _track_calls(contents, set())
         answered, repeated = _track_answers(contents, set(), set())
     if events:
@@ -91,6 +97,7 @@ def build_contents(
             frozenset(open_calls),
             frozenset(answered),
             frozenset(repeated),
+            frozenset(hidden),
         )
         _memo.move_to_end(key)
         while len(_memo) > MEMO_SIZE:
@@ -186,13 +193,43 @@ def _visible(events: Sequence[Event], branch: str | None) -> list[Event]:
     ]
 
 
-def _convert(events: Sequence[Event], agent_name: str, branch: str | None) -> list[types.Content]:
-    return [_content_for(e, agent_name) for e in _visible(events, branch)]
+def _track_hidden(events: Sequence[Event], hidden: set[str]) -> set[str]:
+    """`hidden` updated with the inner calls `events` pass up (a listing precedes its answers)."""
+    for event in events:
+        if event.custom_metadata:
+            hidden.update(passed_up(event))
+    return hidden
 
 
-def _content_for(event: Event, agent_name: str) -> types.Content:
+def _convert(
+    events: Sequence[Event], agent_name: str, branch: str | None, hidden: set[str]
+) -> list[types.Content]:
+    return _convert_visible(_visible(events, branch), agent_name, hidden)
+
+
+def _convert_visible(
+    visible: Sequence[Event], agent_name: str, hidden: set[str]
+) -> list[types.Content]:
+    contents = []
+    for event in visible:
+        content = _content_for(event, agent_name, hidden)
+        if content is not None:
+            contents.append(content)
+    return contents
+
+
+def _content_for(event: Event, agent_name: str, hidden: set[str]) -> types.Content | None:
     assert event.content is not None
     content = _shown(event.content)
+    if event.author == "user" and hidden:
+        parts = content.parts or []
+        kept = [
+            p for p in parts if p.function_response is None or p.function_response.id not in hidden
+        ]
+        if not kept:
+            return None
+        if len(kept) != len(parts):
+            content = content.model_copy(update={"parts": kept})
     if event.author in ("user", agent_name):
         return content
     return _as_context(event.author, content)
@@ -209,7 +246,9 @@ def _shown(content: types.Content) -> types.Content:
         response = part.function_response
         if response is not None and _keeps_history(part):
             kept = {
-                k: v for k, v in (response.response or {}).items() if k != AGENT_TOOL_EVENTS_KEY
+                k: v
+                for k, v in (response.response or {}).items()
+                if k not in (AGENT_TOOL_EVENTS_KEY, AGENT_TOOL_WAITING_KEY)
             }
             part = part.model_copy(
                 update={"function_response": response.model_copy(update={"response": kept})}

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from google.genai import types
 from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter
 
+from app.agents.agent_tool_flow import resume_agent_tools
 from app.agents.auth_flow import resume_authorized_tools
 from app.agents.base_agent import BaseAgent
 from app.agents.callbacks import CallbackSlot, dispatch
@@ -128,6 +129,8 @@ class LlmAgent(BaseAgent):
         async for event in resume_authorized_tools(self, ctx):
             yield event
         async for event in resume_confirmed_tools(self, ctx):
+            yield event
+        async for event in resume_agent_tools(self, ctx):
             yield event
         while not ctx.ended:
             outcome = _StepOutcome()

@@ -16,6 +16,7 @@ from there (its earlier tools do not run again). Denied, the AgentTool never run
 the inner tool. A credential requested inside the wrapped agent is not propagated.
 """
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from google.genai import types
@@ -35,6 +36,10 @@ _REQUEST_CONFIRMATION = "adk_request_confirmation"
 #: Where a waiting call's stored response keeps the wrapped agent's history (never shown to a
 #: model: contents.py drops it).
 AGENT_TOOL_EVENTS_KEY = "agentToolEvents"
+#: The ids of the wrapped agent's calls the client must answer, in a waiting call's response.
+AGENT_TOOL_WAITING_KEY = "agentToolWaiting"
+#: ADK's "requires confirmation"-style answer for a call waiting for the client's answers.
+WAITING_FOR_CLIENT = {"status": "The agent is waiting for the client's answer."}
 
 if TYPE_CHECKING:
     from app.agents.base_agent import BaseAgent
@@ -99,23 +104,34 @@ class AgentTool(BaseTool):
         )
         message = types.Content(role="user", parts=[types.Part(text=text)])
         agent = self.agent
-        resumed = _inner_history(tool_context, self.name)
+        kept = _kept_response(tool_context, self.name)
+        resumed: list[Event] | None = None
+        answers: Event | None = None
+        if (
+            kept is not None and kept.waiting
+        ):  # the client answered what the wrapped agent waits for
+            resumed = kept.history
+            answers = _client_answers(tool_context, kept)
+        elif kept is not None and tool_context.tool_confirmation is not None:
+            resumed = kept.history  # the person confirmed what the wrapped agent asked
+            answers = _answers(
+                parent.invocation_id,
+                _confirmation_requests(resumed[-1]),
+                tool_context.tool_confirmation,
+            )
         if resumed is None:
             await sessions.append_event(
                 session, Event(author="user", invocation_id=parent.invocation_id, content=message)
             )
-        else:  # the person answered what the wrapped agent asked: it goes on from there
+        else:  # the wrapped agent goes on from where it asked
             for event in resumed:
                 await sessions.append_event(session, event)
-            requests = _confirmation_requests(resumed[-1])
             message = next(
                 (e.content for e in resumed if e.author == "user" and e.content), message
             )
             agent = self.agent.find_agent(resumed[-1].author) or self.agent
-            await sessions.append_event(
-                session,
-                _answers(parent.invocation_id, requests, tool_context.tool_confirmation),
-            )
+            if answers is not None:
+                await sessions.append_event(session, answers)
         # The wrapped agent runs in its own session (and branch) of the same invocation.
         ctx = parent.replace(
             session_service=sessions,
@@ -139,9 +155,13 @@ class AgentTool(BaseTool):
                 if text:
                     last_text = text
         ctx.shared.ended = False  # the wrapped agent ending its run does not end the caller's
-        waiting = _confirmation_requests(last_event) if last_event is not None else []
-        if waiting:
-            return _ask_up(tool_context, waiting, session.events)
+        if last_event is not None:
+            confirmations = _confirmation_requests(last_event)
+            if confirmations:
+                return _ask_up(tool_context, confirmations, session.events)
+            waiting = _client_waits(last_event)
+            if waiting:
+                return _pass_up(tool_context, waiting, session.events)
         if output_schema is not None and last_text:  # ADK: structured answers stay structured
             adapter: TypeAdapter[Any] = TypeAdapter(output_schema)
             return adapter.dump_python(
@@ -171,29 +191,97 @@ def _ask_up(
     else:
         tool_context.request_confirmation(hint="\n".join(a.hint for a in asked if a.hint))
     tool_context.actions.skip_summarization = True
-    history = [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in events]
-    for item in history:
-        item.pop("seq", None)
-    return {**CONFIRMATION_REQUIRED, AGENT_TOOL_EVENTS_KEY: history}
+    return {**CONFIRMATION_REQUIRED, AGENT_TOOL_EVENTS_KEY: _dump(events)}
 
 
-def _inner_history(tool_context: ToolContext, name: str) -> list[Event] | None:
-    """The wrapped agent's history this call kept when it asked for a confirmation that is now
-    answered (None for a first run). Read from the calling agent's own stored response, never
-    from anything the client sent."""
-    if tool_context.tool_confirmation is None or not tool_context.function_call_id:
+@dataclass(frozen=True)
+class _Kept:
+    """The wrapped agent's history an earlier run of this very call kept while it waited."""
+
+    history: list[Event]
+    #: The inner calls it waits for the client to answer (empty: it waits for a confirmation).
+    waiting: list[str]
+    #: Where in the caller's session the kept response is (the client's answers come after).
+    index: int
+
+
+def _kept_response(tool_context: ToolContext, name: str) -> _Kept | None:
+    """What this call kept when it last waited (None for a first run). Read from the calling
+    agent's own stored response, never from anything the client sent."""
+    if not tool_context.function_call_id:
         return None
     ctx = tool_context._invocation_context
-    for event in reversed(ctx.session.events):
+    events = ctx.session.events
+    for index in range(len(events) - 1, -1, -1):
+        event = events[index]
         if event.author != ctx.agent.name:
             continue
         for response in event.get_function_responses():
             if response.id != tool_context.function_call_id or response.name != name:
                 continue
-            kept = (response.response or {}).get(AGENT_TOOL_EVENTS_KEY)
-            if isinstance(kept, list) and kept:
-                return [Event.model_validate(item) for item in kept]
+            body = response.response or {}
+            kept = body.get(AGENT_TOOL_EVENTS_KEY)
+            if not isinstance(kept, list) or not kept:
+                return None  # answered for good: this is not a resumption
+            waiting = body.get(AGENT_TOOL_WAITING_KEY)
+            return _Kept(
+                history=[Event.model_validate(item) for item in kept],
+                waiting=[w for w in waiting if isinstance(w, str)]
+                if isinstance(waiting, list)
+                else [],
+                index=index,
+            )
     return None
+
+
+def _client_waits(event: Event) -> list[types.FunctionCall]:
+    """The calls the wrapped agent's last event waits for the client to answer (long-running
+    results and credential requests; confirmations are asked up by the AgentTool itself)."""
+    waiting = set(event.long_running_tool_ids or ())
+    return [c for c in event.get_function_calls() if c.id in waiting]
+
+
+def _pass_up(
+    tool_context: ToolContext, calls: list[types.FunctionCall], events: list[Event]
+) -> dict[str, Any]:
+    """Answer this call with "waiting", keeping the wrapped agent's history and naming the inner
+    calls the client answers (the calling agent's waiting event lists them)."""
+    tool_context.actions.skip_summarization = True
+    return {
+        **WAITING_FOR_CLIENT,
+        AGENT_TOOL_WAITING_KEY: [c.id for c in calls if c.id],
+        AGENT_TOOL_EVENTS_KEY: _dump(events),
+    }
+
+
+def _client_answers(tool_context: ToolContext, kept: _Kept) -> Event | None:
+    """The client's answers to the inner calls, as the wrapped agent's next user message (the
+    latest answer per call, in the order the calls were listed)."""
+    ctx = tool_context._invocation_context
+    wanted = set(kept.waiting)
+    latest: dict[str, types.Part] = {}
+    for event in ctx.session.events[kept.index + 1 :]:
+        if event.author != "user" or event.content is None:
+            continue
+        for part in event.content.parts or ():
+            response = part.function_response
+            if response is not None and response.id in wanted:
+                latest[response.id] = part
+    parts = [latest[w] for w in kept.waiting if w in latest]
+    if not parts:
+        return None
+    return Event(
+        author="user",
+        invocation_id=ctx.invocation_id,
+        content=types.Content(role="user", parts=parts),
+    )
+
+
+def _dump(events: list[Event]) -> list[dict[str, Any]]:
+    history = [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in events]
+    for item in history:
+        item.pop("seq", None)
+    return history
 
 
 def _answers(

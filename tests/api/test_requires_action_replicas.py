@@ -26,7 +26,7 @@ from tests.pgserver import PostgresServer
 
 USER = "u1"
 
-TICKETS = '''
+TICKET_DESK = '''
 from app.agents import LlmAgent
 from app.models.scripted import Rule, ScriptedLlm
 from app.tools import LongRunningFunctionTool
@@ -37,19 +37,40 @@ def open_ticket(summary: str) -> None:
     return None
 
 
-root_agent = LlmAgent(
-    name="tickets",
-    model=ScriptedLlm(
-        rules=[
-            Rule(
-                when_user=r"ticket: (?P<summary>.+)",
-                call=("open_ticket", {"summary": "{summary}"}),
-            )
-        ]
-    ),
-    tools=[LongRunningFunctionTool(open_ticket)],
-)
+def ticket_desk() -> LlmAgent:
+    return LlmAgent(
+        name="tickets",
+        description="Opens support tickets.",
+        model=ScriptedLlm(
+            rules=[
+                Rule(
+                    when_user=r"ticket: (?P<summary>.+)",
+                    call=("open_ticket", {"summary": "{summary}"}),
+                )
+            ]
+        ),
+        tools=[LongRunningFunctionTool(open_ticket)],
+    )
 '''
+
+TICKETS = """
+from tickets_common import ticket_desk
+
+root_agent = ticket_desk()
+"""
+
+WRAPPED_TICKETS = """
+from app.agents import LlmAgent
+from app.models.scripted import Rule, ScriptedLlm
+from app.tools import AgentTool
+from tickets_common import ticket_desk
+
+root_agent = LlmAgent(
+    name="front",
+    model=ScriptedLlm(rules=[Rule(when_user="ticket", call=("tickets", {"request": "{text}"}))]),
+    tools=[AgentTool(ticket_desk())],
+)
+"""
 
 REFUNDER = """
 from app.agents import LlmAgent
@@ -118,11 +139,18 @@ class Replicas:
 
 def _agents(root: Path) -> Path:
     agents = root / "agents"
-    for name, source in (("tickets", TICKETS), ("delegating", DELEGATING), ("wrapping", WRAPPING)):
+    apps = {
+        "tickets": TICKETS,
+        "wrapped_tickets": WRAPPED_TICKETS,
+        "delegating": DELEGATING,
+        "wrapping": WRAPPING,
+    }
+    for name, source in apps.items():
         (agents / name).mkdir(parents=True)
         (agents / name / "agent.py").write_text(textwrap.dedent(source))
     (root / "lib").mkdir()
     (root / "lib" / "refund_common.py").write_text(textwrap.dedent(REFUNDER))
+    (root / "lib" / "tickets_common.py").write_text(textwrap.dedent(TICKET_DESK))
     return agents
 
 
@@ -254,3 +282,44 @@ def test_a_sub_agent_and_an_agent_tool_that_ask_for_confirmation(
 
         assert _settled(http, app, sid, iid)["status"] == "completed"
         assert http.get(_base(app, sid)).json()["state"]["refunded"] == "X9"
+
+
+def test_a_long_running_call_inside_an_agent_tool_is_answered_on_the_other_replica(
+    replicas: Replicas,
+) -> None:
+    """The inner tool's call is what the client answers; the wrapped agent goes on with it."""
+    app = "wrapped_tickets"
+    with httpx.Client(base_url=replicas.first.url, timeout=30) as first:
+        sid, invocation = _begin(first, app, "ticket: printer on fire")
+    iid = invocation["id"]
+    assert invocation["status"] == "requires_action"
+    (call,) = invocation["requiredAction"]["calls"]
+    assert (call["kind"], call["tool"]) == ("result", "open_ticket")
+    assert call["args"] == {"summary": "printer on fire"}
+
+    with httpx.Client(base_url=replicas.second.url, timeout=30) as second:
+        answered = second.post(
+            f"{_base(app, sid)}/invocations/{iid}/resume",
+            json={"results": [{"functionCallId": call["functionCallId"], "response": {"fix": 1}}]},
+        )
+        assert answered.status_code == 202, answered.text
+        assert "requiredAction" not in answered.json()
+        final = _settled(second, app, sid, iid)
+        assert final["status"] == "completed", final
+        events = second.get(_base(app, sid)).json()["events"]
+        front_answers = [
+            p["functionResponse"]
+            for e in events
+            if e["author"] == "front"
+            for p in (e.get("content") or {}).get("parts") or []
+            if "functionResponse" in p
+        ]
+        # First "waiting" (the wrapped agent's history kept), then the wrapped agent's answer.
+        assert [a["name"] for a in front_answers] == ["tickets", "tickets"]
+        assert "agentToolEvents" in front_answers[0]["response"]
+        assert "fix" in front_answers[1]["response"]["result"]
+        replay = second.post(
+            f"{_base(app, sid)}/invocations/{iid}/resume",
+            json={"results": [{"functionCallId": call["functionCallId"], "response": {"x": 2}}]},
+        )
+        assert replay.status_code == 409
