@@ -1,4 +1,4 @@
-"""The `agentd` console script: `serve`, `migrate`, `gc` and `keys`."""
+"""The `agentd` console script: `serve`, `worker`, `migrate`, `gc` and `keys`."""
 
 import argparse
 import asyncio
@@ -21,6 +21,8 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument("--migrate", action="store_true", help="apply migrations first")
+    worker = commands.add_parser("worker", help="run invocations without serving HTTP")
+    worker.add_argument("--migrate", action="store_true", help="apply migrations first")
     migrate = commands.add_parser("migrate", help="apply database migrations")
     migrate.add_argument("revision", nargs="?", default="head")
     gc = commands.add_parser("gc", help="delete blobs that no artifact version references")
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
         json_format=os.environ.get("AGENTD_LOG_FORMAT", "json") != "text",
     )
 
-    if args.command == "migrate" or (args.command == "serve" and args.migrate):
+    if args.command == "migrate" or (args.command in ("serve", "worker") and args.migrate):
         from app.db.migrate import upgrade
 
         url = get_settings().resolved_database_url
@@ -57,6 +59,10 @@ def main(argv: list[str] | None = None) -> None:
         logging.getLogger("agentd").info("gc removed %d unreferenced blob(s)", len(removed))
     if args.command == "keys":
         asyncio.run(_keys(args))
+    if args.command == "worker":
+        from app.worker import run_worker
+
+        asyncio.run(run_worker(get_settings()))
     if args.command == "serve":
         import uvicorn
 

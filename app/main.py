@@ -23,14 +23,8 @@ from app.api.deps import authenticate
 from app.api.errors import complete_problem, http_exception_with_full_allow
 from app.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
 from app.api.openapi import document_problems
-from app.artifacts.database import DatabaseArtifactService
-from app.artifacts.factory import create_blob_store
-from app.db.engine import create_db_engine
 from app.errors import InternalError
-from app.invocations.manager import InvocationManager
 from app.invocations.registry import AppRegistry
-from app.invocations.store import InvocationStore
-from app.memory.database import DatabaseMemoryService
 from app.observability import (
     Metrics,
     configure_logging,
@@ -38,10 +32,9 @@ from app.observability import (
     set_current,
     setup_tracing,
 )
+from app.runtime import running
 from app.security.api_keys import ApiKeyService
 from app.security.authenticator import Authenticator
-from app.sessions.database import DatabaseSessionService
-from app.sessions.storage import StorageLimits
 from app.settings import Settings, get_settings
 
 logger = logging.getLogger("agentd")
@@ -60,58 +53,31 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         previous_metrics = set_current(app.state.metrics)
-        db_engine = create_db_engine(
-            settings.resolved_database_url,
-            pool_size=settings.db_pool_size,
-            echo=settings.db_echo,
-            sqlite_fast_path=settings.sqlite_fast_path,
-        )
-        app.state.db_engine = db_engine
-        app.state.session_service = DatabaseSessionService(
-            db_engine,
-            max_session_events=settings.max_session_events,
-            history_cache_events=settings.history_cache_events,
-            limits=StorageLimits(
-                max_event_bytes=settings.max_event_bytes, max_state_bytes=settings.max_state_bytes
-            ),
-        )
-        app.state.authenticator = Authenticator(
-            settings, ApiKeyService(db_engine) if settings.auth == "api_key" else None
-        )
-        if settings.auth == "none":
-            logger.warning(
-                "AGENTD_AUTH=none: every request acts as an admin. Use it only on loopback."
-            )
-        blob_store = create_blob_store(settings)
-        app.state.artifact_service = DatabaseArtifactService(
-            db_engine,
-            blob_store,
-            max_artifact_bytes=settings.max_artifact_bytes,
-            session_service=app.state.session_service,
-        )
-        app.state.memory_service = DatabaseMemoryService(db_engine)
-        manager = InvocationManager(
-            store=InvocationStore(db_engine),
-            registry=app.state.registry,
-            session_service=app.state.session_service,
-            artifact_service=app.state.artifact_service,
-            memory_service=app.state.memory_service,
-            settings=settings,
-        )
-        app.state.invocation_manager = manager
-        await manager.startup()
-        # What is alive now (imported modules, this app, its services) lives as long as the
-        # server. Frozen, the cyclic GC stops rescanning it on every full collection, a pause
-        # that every request in flight would wait out (README, Performance).
-        gc.freeze()
         try:
-            yield
+            async with running(settings, app.state.registry) as services:
+                app.state.db_engine = services.db_engine
+                app.state.session_service = services.session_service
+                app.state.artifact_service = services.artifact_service
+                app.state.memory_service = services.memory_service
+                app.state.invocation_manager = services.invocation_manager
+                app.state.authenticator = Authenticator(
+                    settings,
+                    ApiKeyService(services.db_engine) if settings.auth == "api_key" else None,
+                )
+                if settings.auth == "none":
+                    logger.warning(
+                        "AGENTD_AUTH=none: every request acts as an admin. Use it only on loopback."
+                    )
+                # What is alive now (imported modules, this app, its services) lives as long
+                # as the server. Frozen, the cyclic GC stops rescanning it on every full
+                # collection, a pause that every request in flight would wait out (README,
+                # Performance).
+                gc.freeze()
+                try:
+                    yield
+                finally:
+                    gc.unfreeze()
         finally:
-            gc.unfreeze()
-            await manager.shutdown()
-            await app.state.session_service.close()
-            await blob_store.aclose()
-            await db_engine.dispose()
             set_current(previous_metrics)
 
     app = FastAPI(

@@ -85,8 +85,32 @@ class Settings(BaseSettings):
     lease_seconds: float = Field(
         default=30,
         gt=0,
-        description="A run's session lease lasts this long unless renewed; a dead replica's run "
-        "is declared interrupted after it.",
+        description="A run's session lease lasts this long unless renewed; after it, a dead "
+        "replica's run is taken over by another process (AGENTD_MAX_ATTEMPTS).",
+    )
+    max_attempts: int = Field(
+        default=3,
+        ge=1,
+        description="How many processes may run one invocation: when its owner dies (its lease "
+        "expires) another takes it over from its last committed event, until this many "
+        "attempts; then it fails (invocation-interrupted).",
+    )
+    run_invocations: bool = Field(
+        default=True,
+        description="Whether this process runs invocations. False: an API-only replica; it "
+        "queues them for `agentd worker` processes (or replicas with it true).",
+    )
+    worker_concurrency: int = Field(
+        default=32,
+        ge=1,
+        description="How many invocations this process takes over from the queue at once "
+        "(runs it accepts itself are not capped by it).",
+    )
+    shutdown_grace_seconds: float = Field(
+        default=20,
+        ge=0,
+        description="On SIGTERM: how long running invocations may go on before they are "
+        "handed back to the queue, to resume in another process.",
     )
     enqueue_timeout_seconds: float = Field(
         default=60, ge=0, description="How long `enqueue` waits for the session to be free."

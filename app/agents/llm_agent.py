@@ -132,6 +132,11 @@ class LlmAgent(BaseAgent):
             yield event
         async for event in resume_agent_tools(self, ctx):
             yield event
+        outcome = _StepOutcome()
+        async for event in self._rerun_open_calls(ctx, outcome):
+            yield event
+        if outcome.done:
+            return
         while not ctx.ended:
             outcome = _StepOutcome()
             async for event in self._run_one_step(ctx, outcome):
@@ -155,10 +160,44 @@ class LlmAgent(BaseAgent):
         if model_event is None or model_event.partial:
             outcome.done = True
             return
-        calls = model_event.get_function_calls()
         if model_event.error_code:
             outcome.done = True
             return
+        async for event in self._after_response(ctx, model_event, llm_request.tools_dict, outcome):
+            yield event
+
+    async def _rerun_open_calls(
+        self, ctx: InvocationContext, outcome: "_StepOutcome"
+    ) -> AsyncGenerator[Event, None]:
+        """When the session ends with this agent's model response in this invocation and its
+        calls were never answered, run them, then go on as after that response. That happens
+        only when the process running the invocation died mid-tool and another took it over:
+        tools are at-least-once (they get `tool_context.idempotency_key` to dedupe)."""
+        events = ctx.session.events
+        last = events[-1] if events else None
+        if last is None or last.author != self.name or last.invocation_id != ctx.invocation_id:
+            return
+        # A long-running call's result comes from the client, never from running it again.
+        waiting = set(last.long_running_tool_ids or ())
+        calls = [c for c in last.get_function_calls() if c.id not in waiting]
+        if last.partial or not calls:
+            return
+        tools = {tool.name: tool for tool in self.canonical_tools}
+        async for event in self._after_response(ctx, last, tools, outcome, calls=calls):
+            yield event
+
+    async def _after_response(
+        self,
+        ctx: InvocationContext,
+        model_event: Event,
+        tools_dict: dict[str, Any],
+        outcome: "_StepOutcome",
+        *,
+        calls: list[types.FunctionCall] | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """What follows a model response: its code or its calls (`calls`: only those), and
+        what they lead to."""
+        calls = model_event.get_function_calls() if calls is None else calls
         if not calls:
             code_result = await self._execute_code(ctx, model_event)
             if code_result is None:
@@ -166,7 +205,7 @@ class LlmAgent(BaseAgent):
             else:  # the model continues with the code's output
                 yield code_result
             return
-        response_event = await run_function_calls(self, ctx, calls, llm_request.tools_dict)
+        response_event = await run_function_calls(self, ctx, calls, tools_dict)
         if response_event is None:  # only long-running tools: the client answers later
             outcome.done = True
             return

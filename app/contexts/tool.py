@@ -30,6 +30,17 @@ class ToolContext(CallbackContext):
         self.tool_confirmation = tool_confirmation
 
     @property
+    def idempotency_key(self) -> str:
+        """The same for every execution of this function call, and only for it.
+
+        Tools run at least once: when the process running an invocation dies mid-tool, the
+        process that takes the invocation over runs the calls that have no stored response
+        again. A tool with side effects passes this key to what it calls (a payment API's
+        Idempotency-Key, a unique column) so a second execution does nothing twice.
+        """
+        return f"{self._invocation_context.invocation_id}:{self.function_call_id or ''}"
+
+    @property
     def actions(self) -> EventActions:
         """skip_summarization, escalate, transfer_to_agent ... of the function-response event."""
         return self._event_actions

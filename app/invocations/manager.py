@@ -12,8 +12,15 @@ cancel request (which may come through another replica), so:
   another process on the same SQLite file, a lease the reaper freed);
 - cancelling interrupts the run at its next await; an event being committed at that moment
   finishes committing first (see Runner), so nothing is ever half-written;
-- a replica that dies stops renewing; the reaper (every replica, at start and periodically) marks
-  its invocations `failed` with `invocation-interrupted` once their lease has expired.
+- a replica that dies stops renewing; once an invocation's lease has expired any process that
+  runs invocations takes it over (`claim`: one winner, decided in the database), attempt + 1,
+  and continues it from its last committed event (Runner `recover`): completed model and tool
+  steps are not redone; after AGENTD_MAX_ATTEMPTS it is marked `failed` with
+  `invocation-interrupted` instead. On SIGTERM (`shutdown`) a process stops claiming, gives its
+  runs AGENTD_SHUTDOWN_GRACE_SECONDS to end, then hands the rest back for others to take over;
+- with AGENTD_RUN_INVOCATIONS=false a replica runs nothing: it queues invocations for the
+  processes that do (`agentd worker`), which claim them as above (woken by NOTIFY on
+  PostgreSQL, else by their periodic claim).
 Followers of a run on this replica get live events from its RunChannel; followers of a run on
 another replica get persisted events by polling the database. Routers reach invocations only
 through the manager (start, resume, get, list, attach, follow, wait, cancel), never through its
@@ -64,7 +71,7 @@ from app.invocations.models import (
 from app.invocations.outcomes import OutcomeRecorder
 from app.invocations.registry import AppRegistry
 from app.invocations.runner import Runner
-from app.invocations.store import InvocationStore, StoredInvocation
+from app.invocations.store import Claimed, InvocationStore, StoredInvocation
 from app.invocations.wakeup import SessionWaiters
 from app.memory.base import BaseMemoryService
 from app.observability.logging import bind_invocation
@@ -74,9 +81,11 @@ from app.observability.metrics import (
     invocation_started,
     lease_acquired,
     lease_released,
+    queue_claimed,
+    queue_depth,
 )
 from app.sessions.base import BaseSessionService
-from app.sessions.models import Event, new_invocation_id
+from app.sessions.models import Event, new_event_id, new_invocation_id
 from app.settings import Settings
 
 logger = logging.getLogger("agentd.invocations")
@@ -87,6 +96,11 @@ REMOTE_POLL_SECONDS = 0.25
 #: this only bounds the delay when one is missing (see the module docstring): 250 ms halves the
 #: old backoff's 500 ms worst case, and costs a waiting run 4 small write transactions a second.
 ENQUEUE_POLL_SECONDS = 0.25
+#: How often a process that runs invocations looks for work nobody announced: a dead process's
+#: expired run, or anything queued while it was not listening (SQLite: every new one).
+CLAIM_POLL_SECONDS = 1.0
+#: Where a stored request keeps the id its user event is stored under.
+USER_EVENT_ID_KEY = "userEventId"
 
 
 @dataclass
@@ -102,6 +116,17 @@ class LocalRun:
     resumed_after: int = 0
     task: "asyncio.Task[None] | None" = None
     cancel_requested: bool = False
+    #: The id its user event is stored under (an attempt that finds it stored does not store it
+    #: again).
+    user_event_id: str | None = None
+    #: Taken over from a process that died: continue from the last committed event.
+    recover: bool = False
+    #: Taken from the queue (its end may let this process take the next one of its session).
+    claimed: bool = False
+    #: Stopped to be handed back to the queue (shutdown), or because another process took it
+    #: over (its lease had expired): its outcome is not this process's to record.
+    handed_back: bool = False
+    lost: bool = False
 
 
 @dataclass(frozen=True)
@@ -146,29 +171,42 @@ class InvocationManager:
         self._runs: dict[str, LocalRun] = {}
         self._runners: dict[str, Runner] = {}
         self._reaper: asyncio.Task[None] | None = None
+        #: Set when there may be work to claim (a notification, a run of a claimed one ended).
+        self._claim_wanted = asyncio.Event()
+        self._stopping = False
+        self._background: set[asyncio.Task[Any]] = set()
         self._waiters = SessionWaiters()
         self._outcomes = OutcomeRecorder(store, self._waiters.wake)
 
     # -- lifecycle ------------------------------------------------------------------------
 
     async def startup(self) -> None:
-        """Reap invocations left by dead replicas, then keep doing so periodically; listen for
-        other replicas' ends of runs (PostgreSQL)."""
-        await self._store.reap()
+        """Listen for other processes' ends of runs and queued work (PostgreSQL); if this
+        process runs invocations, take over those left by dead processes, then keep claiming
+        (woken by notifications, else periodically)."""
         await self._store.listen_for_free_sessions(
-            self._on_session_free, on_connect=self._waiters.wake_all
+            self._on_session_free, on_connect=self._on_listen_connect
         )
-        self._reaper = asyncio.create_task(self._reap_forever(), name="agentd-reaper")
+        if self._settings.run_invocations:
+            await self._claim()
+            self._reaper = asyncio.create_task(self._claim_forever(), name="agentd-claimer")
 
     async def shutdown(self) -> None:
-        """Stop reaping and interrupt local runs (they are recorded as interrupted)."""
+        """Stop claiming; let local runs go on for AGENTD_SHUTDOWN_GRACE_SECONDS, then hand the
+        rest back to the queue, where another process takes them over (a rolling deploy loses
+        nothing)."""
+        self._stopping = True
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
         tasks = [run.task for run in self._runs.values() if run.task is not None]
-        for task in tasks:
-            task.cancel()
+        if tasks and self._settings.shutdown_grace_seconds > 0:
+            await asyncio.wait(tasks, timeout=self._settings.shutdown_grace_seconds)
+        for run in list(self._runs.values()):
+            if run.task is not None and not run.task.done():
+                run.handed_back = True
+                run.task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self._outcomes.close()
         await self._store.stop_listening()
@@ -204,20 +242,85 @@ class InvocationManager:
         # This replica's own ends woke its waiters already, in `_execute`.
         if owner != self.replica_id:
             self._waiters.wake(session_pk, "notification")
+            self._claim_wanted.set()
 
-    async def _reap_forever(self) -> None:
-        interval = max(self._settings.lease_seconds / 2, 0.2)
-        while True:
-            await asyncio.sleep(interval)
+    def _on_listen_connect(self) -> None:
+        self._waiters.wake_all()
+        self._claim_wanted.set()
+
+    async def _claim_forever(self) -> None:
+        # Notifications do the real work on PostgreSQL; the period bounds how long a dead
+        # process's run waits past its lease, and is SQLite's only trigger.
+        interval = min(max(self._settings.lease_seconds / 2, 0.2), CLAIM_POLL_SECONDS)
+        while not self._stopping:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._claim_wanted.wait(), timeout=interval)
+            self._claim_wanted.clear()
             try:
-                reaped = await self._store.reap()
-                if reaped:
-                    logger.warning("marked %d interrupted invocation(s) as failed", reaped)
+                await self._claim()
                 expired = await self.expire_waiting()
                 if expired:
                     logger.warning("%d invocation(s) waited too long for an answer", expired)
             except Exception:
-                logger.exception("reaping interrupted invocations failed")
+                logger.exception("claiming invocations failed")
+
+    async def _claim(self) -> None:
+        """Take what the queue holds for this process (within its concurrency) and run it."""
+        free = self._settings.worker_concurrency - sum(r.claimed for r in self._runs.values())
+        claimed, waiting = await self._store.claim(
+            owner=self.replica_id,
+            ttl=self._settings.lease_seconds,
+            max_attempts=self._settings.max_attempts,
+            limit=max(free, 0),
+        )
+        queue_depth(waiting)
+        for item in claimed:
+            self._launch_claimed(item)
+        if claimed and len(claimed) == free:  # maybe more: look again at once
+            self._claim_wanted.set()
+
+    def _launch_claimed(self, item: Claimed) -> None:
+        invocation = item.stored.invocation
+        ref = SessionRef(invocation.app_name, invocation.user_id, invocation.session_id)
+        body = dict(item.request)
+        user_event_id = body.pop(USER_EVENT_ID_KEY, None)
+        request = ResumeInvocationRequest.model_validate(body)
+        queue_claimed(
+            "takeover" if item.started else "queued",
+            invocation.attempt,
+            None if item.started else time.time() - invocation.create_time,
+        )
+        if item.started:
+            logger.warning(
+                "taking over invocation %s (attempt %d)", invocation.id, invocation.attempt
+            )
+        try:
+            runner = self._runner(ref.app_name)
+        except AgentdError as error:  # the app no longer loads here: fail it for good
+            logger.error("cannot run invocation %s: %s", invocation.id, error.detail)
+            record = self._outcomes.record(
+                ref,
+                invocation.id,
+                item.stored.session_pk,
+                mode=request.mode,
+                create_time=invocation.create_time,
+                status=InvocationStatus.FAILED,
+                error=error.marshal(),
+            )
+            task = asyncio.create_task(record, name=f"fail {invocation.id}")
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            return
+        self._launch(
+            ref,
+            runner,
+            request,
+            item.stored,
+            created=False,
+            user_event_id=user_event_id if isinstance(user_event_id, str) else None,
+            recover=item.started,
+            claimed=True,
+        )
 
     # -- start ----------------------------------------------------------------------------
 
@@ -249,27 +352,34 @@ class InvocationManager:
             existing = await self._store.find_by_key(ref, idempotency_key)
             if existing is not None:
                 return self._replay(ref, existing, request_hash)
+        user_event_id = new_event_id()
+        for_workers = not self._settings.run_invocations
         stored = await self._store.create(
             ref,
             invocation_id=invocation_id or new_invocation_id(),
             mode=request.mode,
-            request=body,
+            request={**body, USER_EVENT_ID_KEY: user_event_id},
             request_hash=request_hash,
             idempotency_key=idempotency_key,
             owner=self.replica_id,
             ttl=self._settings.lease_seconds,
-            acquire=True,
+            acquire=not for_workers,
             session_pk=session_pk,
             on_waiting="reject" if request.multitask_strategy == "reject" else "cancel",
+            for_workers=for_workers,
         )
         if not stored.created:  # lost an Idempotency-Key race to an identical request
             return self._replay(ref, stored, request_hash)
+        if for_workers:  # a worker runs it; followers read it from the database
+            return RunHandle(
+                ref=ref, invocation=stored.invocation, session_pk=stored.session_pk, created=True
+            )
         if not stored.acquired and request.multitask_strategy == "reject":
             await self._store.delete(stored.invocation.id)
             # While it existed, runs queued after it could not start ahead of it.
             self._waiters.wake(stored.session_pk)
             raise SessionBusy("Another invocation is running on this session.")
-        return self._launch(ref, runner, request, stored, created=True)
+        return self._launch(ref, runner, request, stored, created=True, user_event_id=user_event_id)
 
     async def resume(
         self, ref: SessionRef, invocation_id: str, request: ResumeInvocationRequest
@@ -283,6 +393,9 @@ class InvocationManager:
         """
         runner = self._runner(ref.app_name)
         answers = answer_ids(request.new_message)
+        user_event_id = new_event_id()
+        for_workers = not self._settings.run_invocations
+        body = request.model_dump(mode="json", by_alias=True, exclude_none=True)
         stored = await self._store.resume(
             ref,
             invocation_id,
@@ -291,8 +404,20 @@ class InvocationManager:
             ttl=self._settings.lease_seconds,
             wait=request.multitask_strategy == "enqueue",
             answers=answers,
+            request={**body, USER_EVENT_ID_KEY: user_event_id},
+            for_workers=for_workers,
         )
-        return self._launch(ref, runner, request, stored, created=False)
+        if for_workers:
+            return RunHandle(
+                ref=ref,
+                invocation=stored.invocation,
+                session_pk=stored.session_pk,
+                created=False,
+                after_seq=stored.resumed_after,
+            )
+        return self._launch(
+            ref, runner, request, stored, created=False, user_event_id=user_event_id
+        )
 
     async def answer(
         self, ref: SessionRef, invocation_id: str, request: AnswerInvocationRequest
@@ -324,6 +449,9 @@ class InvocationManager:
         stored: StoredInvocation,
         *,
         created: bool,
+        user_event_id: str | None = None,
+        recover: bool = False,
+        claimed: bool = False,
     ) -> RunHandle:
         """Start the task that runs (or first waits for its session, then runs) the invocation."""
         invocation = stored.invocation
@@ -333,6 +461,9 @@ class InvocationManager:
             channel=RunChannel(),
             create_time=invocation.create_time,
             resumed_after=stored.resumed_after,
+            user_event_id=user_event_id,
+            recover=recover,
+            claimed=claimed,
         )
         self._runs[invocation.id] = run
         with bind_invocation(invocation.id):  # the task copies the context: its logs carry the id
@@ -404,17 +535,23 @@ class InvocationManager:
                     state_delta=request.state_delta,
                     run_config=self._run_config(request),
                     invocation_id=run.invocation_id,
+                    user_event_id=run.user_event_id,
+                    recover=run.recover,
                 ):
                     await run.channel.publish(event)
                     if event.long_running_tool_ids and not event.partial:
                         asked_client = True
             status = InvocationStatus.COMPLETED
-            if asked_client:  # it may wait for the client (a parallel branch may ask early)
+            # It may wait for the client (a parallel branch may ask early; a recovered one
+            # may have been waiting already).
+            if asked_client or run.recover:
                 required_action = await self._required_action(runner, ref, run.invocation_id)
                 if required_action is not None:
                     status = InvocationStatus.REQUIRES_ACTION
         except asyncio.CancelledError:
-            if run.cancel_requested:
+            if run.handed_back or run.lost:
+                pass  # not this process's to end: `_let_go` below
+            elif run.cancel_requested:
                 status, error = InvocationStatus.CANCELLED, InvocationCancelled().marshal()
             else:  # the server is shutting down
                 error = InvocationInterrupted("The server stopped during the invocation.").marshal()
@@ -433,6 +570,9 @@ class InvocationManager:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
+        if run.handed_back or run.lost:
+            await self._let_go(run, ref, held)
+        else:
             final = await self._outcomes.record(
                 ref,
                 run.invocation_id,
@@ -445,6 +585,8 @@ class InvocationManager:
             )
             # The session may be free now (or this was the queued run others lined up behind).
             self._waiters.wake(run.session_pk)
+            if run.claimed:  # the next of its session may be queued for any worker
+                self._claim_wanted.set()
             if held:
                 lease_released()
             invocation_finished(ref.app_name, status.value)
@@ -452,6 +594,28 @@ class InvocationManager:
             # A resume of the invocation may have started its next run meanwhile.
             if self._runs.get(run.invocation_id) is run:
                 del self._runs[run.invocation_id]
+
+    async def _let_go(self, run: LocalRun, ref: SessionRef, held: bool) -> None:
+        """End a local run without an outcome: hand it back to the queue (shutdown), or leave
+        it to the process that took it over. Its followers here get it as it now stands."""
+        if run.handed_back:
+            try:
+                await asyncio.shield(
+                    self._store.hand_back(run.invocation_id, run.session_pk, self.replica_id)
+                )
+            except Exception:  # its lease expires anyway: it is taken over a little later
+                logger.exception("handing back invocation %s failed", run.invocation_id)
+        if held:
+            lease_released()
+        invocation_finished(ref.app_name, "handed_back" if run.handed_back else "taken_over")
+        try:
+            current = (await self._store.get(ref, run.invocation_id)).invocation
+        except AgentdError:
+            current = None
+        if current is not None:
+            await run.channel.close(current)
+        if self._runs.get(run.invocation_id) is run:
+            del self._runs[run.invocation_id]
 
     async def _required_action(
         self, runner: Runner, ref: SessionRef, invocation_id: str
@@ -484,12 +648,19 @@ class InvocationManager:
         while True:
             await asyncio.sleep(interval)
             try:
-                cancel = await self._store.heartbeat(
-                    run.invocation_id, run.session_pk, self._settings.lease_seconds
+                cancel, owned = await self._store.heartbeat(
+                    run.invocation_id, run.session_pk, self._settings.lease_seconds, self.replica_id
                 )
             except Exception:
                 logger.exception("renewing the lease of %s failed", run.invocation_id)
                 continue
+            if not owned and not run.lost:
+                # Another process took it over (this one stalled past its lease): stop here.
+                logger.warning("invocation %s was taken over elsewhere", run.invocation_id)
+                run.lost = True
+                if run.task is not None:
+                    run.task.cancel()
+                return
             if cancel and not run.cancel_requested:
                 run.cancel_requested = True
                 if run.task is not None:

@@ -177,6 +177,12 @@ class Invocation(WireModel):
     #: While `requires_action`: `{"calls": [{functionCallId, tool, args, hint, payload, kind}]}`.
     required_action: RequiredAction | None = None
     cancel_requested: bool = False
+    #: How many processes started running it (a takeover after its owner died adds one).
+    attempt: int = 0
+    #: The process running it (or that last ran it); empty while queued for any worker.
+    owner: str | None = None
+    #: When its owner last renewed it (a stale one is taken over after AGENTD_LEASE_SECONDS).
+    heartbeat_time: float | None = None
 
 
 class InvocationResult(WireModel):

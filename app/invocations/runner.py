@@ -18,6 +18,7 @@ import contextlib
 import queue
 import threading
 from collections.abc import AsyncGenerator, Generator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from google.genai import types
@@ -140,6 +141,8 @@ class Runner:
         state_delta: dict[str, Any] | None = None,
         run_config: RunConfig | None = None,
         invocation_id: str | None = None,
+        user_event_id: str | None = None,
+        recover: bool = False,
     ) -> AsyncGenerator[Event, None]:
         """Run the app for `new_message`; yields the stored user event, then every agent event.
 
@@ -150,6 +153,11 @@ class Runner:
             new_message: None continues invocation `invocation_id` from the session's history;
                 no user event is stored, and `state_delta` must be None.
             run_config: its `custom_metadata` is kept on the user event.
+            user_event_id: the id the user event is stored under. If the session already has
+                it, the message was stored by an earlier attempt: it is not stored again.
+            recover: the process that ran the invocation died; continue it from its last
+                committed event (`_recovery_point`): completed model and tool steps are not
+                redone, the calls of a model response without stored responses run again.
         """
         if new_message is None and (invocation_id is None or state_delta):
             raise ValueError("A run without new_message continues invocation_id, with no delta.")
@@ -158,6 +166,8 @@ class Runner:
         )
         if session is None:
             raise SessionNotFound(f"Session {session_id!r} does not exist.")
+        if user_event_id is not None and any(e.id == user_event_id for e in session.events):
+            new_message, state_delta = None, None  # an earlier attempt stored it
         invocation_id = invocation_id or new_invocation_id()
         ctx = InvocationContext(
             session_service=self.session_service,
@@ -182,6 +192,7 @@ class Runner:
                 new_message = ctx.user_content = replaced
             metadata = ctx.run_config.custom_metadata
             user_event = Event(
+                **({"id": user_event_id} if user_event_id is not None else {}),
                 author="user",
                 invocation_id=ctx.invocation_id,
                 content=new_message,
@@ -189,14 +200,27 @@ class Runner:
                 custom_metadata=dict(metadata) if metadata else None,
             )
             yield await self._append(ctx, user_event)
-        agent = self._agent_to_run(ctx)
+        point = (
+            _recovery_point(self.agent, ctx.session.events, ctx.invocation_id)
+            if (recover and new_message is None)
+            else None
+        )
+        agent = point.agent if point is not None else self._agent_to_run(ctx)
+        if point is not None and point.stops:
+            return
         try:
             reply = await self.plugin_manager.run("before_run_callback", invocation_context=ctx)
             if reply is not None:
                 yield await self._append(ctx, agent.make_event(ctx, content=reply))
                 return
-            resumed = _agent_that_called(self.agent, ctx.session.events) is agent
-            async for event in _run_and_continue(agent, ctx, resumed=resumed):
+            if point is not None:
+                steps = _run_and_continue(
+                    agent, ctx, resumed=True, iteration=point.iteration, skip=point.done
+                )
+            else:
+                resumed = _agent_that_called(self.agent, ctx.session.events) is agent
+                steps = _run_and_continue(agent, ctx, resumed=resumed)
+            async for event in steps:
                 replacement = await self.plugin_manager.run(
                     "on_event_callback", invocation_context=ctx, event=event
                 )
@@ -332,19 +356,29 @@ class Runner:
 
 
 async def _run_and_continue(
-    agent: BaseAgent, ctx: InvocationContext, *, resumed: bool
+    agent: BaseAgent,
+    ctx: InvocationContext,
+    *,
+    resumed: bool,
+    iteration: int | None = None,
+    skip: bool = False,
 ) -> AsyncGenerator[Event, None]:
     """`agent`'s events; when it resumed on the client's answer, then what its workflow
     ancestors would have run after it had it not stopped to wait: a SequentialAgent's later
     members, a LoopAgent's later members and iterations (from the iteration the member asked
     in, read from its events' `nodeInfo.path`), and so on up the tree. A ParallelAgent's other
     branches ran to their end while the branch waited, so its step is over once no other
-    branch waits for the client either, and what follows it runs."""
-    iteration = _iteration_asked_in(ctx.session.events) if resumed else 1
+    branch waits for the client either, and what follows it runs.
+
+    `iteration`: the loop iteration to resume in (default: the one the answered call was made
+    in); `skip`: `agent` had finished (a recovered invocation), only what follows it runs."""
+    if iteration is None:
+        iteration = _iteration_asked_in(ctx.session.events) if resumed else 1
     escalated = False
-    async for event in agent.run_async(ctx.replace(loop_iteration=iteration)):
-        escalated = escalated or bool(event.actions.escalate)
-        yield event
+    if not skip:
+        async for event in agent.run_async(ctx.replace(loop_iteration=iteration)):
+            escalated = escalated or bool(event.actions.escalate)
+            yield event
     if not resumed:
         return
     child, parent = agent, agent.parent_agent
@@ -380,6 +414,50 @@ async def _run_and_continue(
         elif not isinstance(parent, LlmAgent):
             return
         child, parent = parent, parent.parent_agent
+
+
+@dataclass(frozen=True)
+class _RecoveryPoint:
+    """Where a recovered invocation goes on: `agent` (done: only what follows it runs)."""
+
+    agent: BaseAgent
+    iteration: int
+    done: bool
+    #: Its last event waits for the client (or recorded an error): nothing runs.
+    stops: bool = False
+
+
+def _recovery_point(
+    root: BaseAgent, events: Sequence[Event], invocation_id: str
+) -> _RecoveryPoint | None:
+    """Where to continue an invocation whose process died, from its last committed event
+    (None: from the start, as for its user message: nothing else of it was committed).
+
+    The last event's author goes on: after its model response it runs that response's calls
+    (LlmAgent `_rerun_open_calls`), after its function responses it calls the model; if the
+    event ended its turn (a final answer, an escalation) it is done and only what its workflow
+    runs after it goes on; a transfer goes on with the target. An invocation whose last event
+    waits for the client (or recorded its error) has nothing to run (`stops`)."""
+    last = next(
+        (e for e in reversed(events) if e.invocation_id == invocation_id and not e.partial), None
+    )
+    if last is None or last.author == "user":
+        return None
+    agent = root.find_agent(last.author) or root
+    path = last.node_info.path if last.node_info is not None else ""
+    _, _, count = path.rpartition("@")
+    iteration = int(count) if count.isdigit() else 1
+    target = last.actions.transfer_to_agent
+    if target and last.get_function_responses():
+        moved = root.find_agent(target)
+        if moved is not None:
+            return _RecoveryPoint(moved, 1, done=False)
+    if last.error_code or last.long_running_tool_ids:
+        return _RecoveryPoint(agent, iteration, done=True, stops=True)
+    done = bool(
+        last.actions.escalate or (last.is_final_response() and not last.get_function_calls())
+    )
+    return _RecoveryPoint(agent, iteration, done=done)
 
 
 def _iteration_asked_in(events: Sequence[Event]) -> int:

@@ -59,6 +59,17 @@ class StoredInvocation:
     resumed_after: int = 0
 
 
+@dataclass(frozen=True)
+class Claimed:
+    """An invocation this process took over (`InvocationStore.claim`)."""
+
+    stored: StoredInvocation
+    #: The stored request: what the run was asked to do (its latest resume's, if resumed).
+    request: dict[str, Any]
+    #: It had started before (a takeover, resumed from its history); False: it was only queued.
+    started: bool
+
+
 class InvocationStore:
     """Invocation rows and session leases."""
 
@@ -134,8 +145,12 @@ class InvocationStore:
         acquire: bool,
         session_pk: int | None = None,
         on_waiting: Literal["reject", "cancel"] = "cancel",
+        for_workers: bool = False,
     ) -> StoredInvocation:
         """Insert a queued invocation and, if asked, try to take the lease in the same transaction.
+
+        `for_workers`: queue it for any process that runs invocations instead (no owner, expired
+        at once, announced on PostgreSQL); `acquire` must then be False.
 
         An invocation of the session that waits for the client (`requires_action`) is settled
         first, in the same transaction: `on_waiting="reject"` raises SessionRequiresAction and
@@ -158,12 +173,14 @@ class InvocationStore:
             "request_hash": request_hash,
             "idempotency_key": idempotency_key,
             "error": None,
-            "owner": owner,
+            "owner": "" if for_workers else owner,
             "cancel_requested": False,
             "create_time": now,
             "start_time": None,
             "end_time": None,
-            "lease_expires_at": now + ttl,
+            "lease_expires_at": 0.0 if for_workers else now + ttl,
+            "attempt": 0,
+            "heartbeat_time": None,
         }
 
         def unit(db: Db) -> tuple[int, bool]:
@@ -185,7 +202,11 @@ class InvocationStore:
                 ).marshal()
                 repository.cancel_waiting(waiting_id, error=error, now=now)
                 _answer_open_calls(db, waiting_id, pk, error, now)
+            if for_workers and on_waiting == "reject" and repository.turn(pk, now=now) is not None:
+                raise SessionBusy("Another invocation is running on this session.")
             repository.insert({**row, "session_pk": pk})
+            if for_workers:
+                repository.announce(pk, invocation_id)
             return pk, acquire and _acquire(db, invocation_id, pk, owner, ttl)
 
         try:
@@ -207,6 +228,8 @@ class InvocationStore:
             status=InvocationStatus.RUNNING if acquired else InvocationStatus.QUEUED,
             mode=mode,
             create_time=now,
+            attempt=1 if acquired else 0,
+            owner=row["owner"],
         )
         return StoredInvocation(invocation, pk, request_hash, created=True, acquired=acquired)
 
@@ -220,9 +243,15 @@ class InvocationStore:
         ttl: float,
         wait: bool,
         answers: frozenset[str] = frozenset(),
+        request: dict[str, Any] | None = None,
+        for_workers: bool = False,
     ) -> StoredInvocation:
         """Put a failed or cancelled invocation back in line under its own id, and try to take
         the lease for it, in one transaction.
+
+        `request` (the resume's body) replaces the stored one: a process taking the invocation
+        over runs what it says. `for_workers`: queue it for any process that runs invocations
+        instead of taking the lease (see `create`).
 
         A completed invocation is put back too if it ended waiting for the client (its last
         event names long-running calls, such as `adk_request_credential`, that nothing in the
@@ -244,9 +273,10 @@ class InvocationStore:
             if last_seq is None:
                 raise _session_not_found(ref)
             repository = InvocationRepository(db)
-            expires = now + ttl
+            expires = 0.0 if for_workers else now + ttl
+            runner = "" if for_workers else owner
             session_pk = repository.resume(
-                key, invocation_id, mode=mode, owner=owner, expires=expires
+                key, invocation_id, mode=mode, owner=runner, expires=expires, request=request
             )
             if session_pk is None:
                 current = repository.get(key, invocation_id)
@@ -263,7 +293,13 @@ class InvocationStore:
                     )
                 ):
                     session_pk = repository.resume(
-                        key, invocation_id, mode=mode, owner=owner, expires=expires, completed=True
+                        key,
+                        invocation_id,
+                        mode=mode,
+                        owner=runner,
+                        expires=expires,
+                        request=request,
+                        completed=True,
                     )
                 if session_pk is None:
                     raise InvocationNotResumable(
@@ -272,6 +308,9 @@ class InvocationStore:
                         "message answers, can be resumed.",
                         invocationStatus=current.status,
                     )
+            if for_workers:
+                repository.announce(session_pk, invocation_id)
+                return repository.get(key, invocation_id), False, last_seq
             acquired = _acquire(db, invocation_id, session_pk, owner, ttl)
             if not acquired and not wait:
                 # Raised inside the unit, so the invocation stays as it was.
@@ -299,14 +338,75 @@ class InvocationStore:
             "try_acquire", lambda db: _acquire(db, invocation_id, session_pk, owner, ttl)
         )
 
-    async def heartbeat(self, invocation_id: str, session_pk: int, ttl: float) -> bool:
-        """Extend the invocation's (and its session lease's) expiry; return cancel_requested."""
-        expires = time.time() + ttl
+    async def heartbeat(
+        self, invocation_id: str, session_pk: int, ttl: float, owner: str
+    ) -> tuple[bool, bool]:
+        """Extend the invocation's (and its session lease's) expiry while `owner` owns it;
+        (cancel_requested, still owned)."""
+        now = time.time()
         return await self._uow.write(
             "heartbeat",
             lambda db: InvocationRepository(db).heartbeat(
-                invocation_id, session_pk, expires=expires
+                invocation_id, session_pk, owner=owner, now=now, expires=now + ttl
             ),
+        )
+
+    async def claim(
+        self, *, owner: str, ttl: float, max_attempts: int, limit: int
+    ) -> "tuple[list[Claimed], int]":
+        """Take over up to `limit` live invocations whose owner stopped renewing them (or that
+        were queued for any worker), oldest first, in one transaction: each becomes `owner`'s,
+        running, attempt + 1, with its session's lease. One whose attempts are used up
+        (`max_attempts`) is failed instead with `invocation-interrupted`, its open calls
+        answered. An invocation whose session is held by another live run, or that is not its
+        session's turn, is left for later. On PostgreSQL the candidates are locked with SKIP
+        LOCKED, so concurrent claimers never wait for each other or take the same one.
+
+        Returns what it took, and how many expired invocations it saw (the queue's depth, as
+        far as it looked)."""
+        now = time.time()
+        error = InvocationInterrupted(
+            f"The invocation was interrupted {max_attempts} time(s): its owner stopped before "
+            "it completed."
+        ).marshal()
+
+        def unit(db: Db) -> tuple[list[Claimed], int]:
+            repository = InvocationRepository(db)
+            claimed: list[Claimed] = []
+            rows = repository.expired(now=now, limit=max(limit, 1) * 4)
+            for row in rows:
+                invocation_id, session_pk = str(row.id), int(row.session_pk)
+                started = row.status == InvocationStatus.RUNNING.value
+                if started and int(row.attempt) >= max_attempts:
+                    if repository.fail_expired(invocation_id, error=error, now=now) is not None:
+                        _answer_open_calls(db, invocation_id, session_pk, error, now)
+                        repository.release_lease(session_pk, invocation_id)
+                    continue
+                if len(claimed) >= limit:
+                    continue
+                turn = repository.turn(session_pk, now=now)
+                if turn is not None and turn != invocation_id:
+                    continue
+                holder = repository.take_lease(
+                    session_pk, invocation_id, owner=owner, now=now, expires=now + ttl
+                )
+                if holder != invocation_id:
+                    continue
+                taken = repository.take_over(invocation_id, owner=owner, now=now, expires=now + ttl)
+                if taken is None:
+                    repository.release_lease(session_pk, invocation_id)
+                    continue
+                claimed.append(Claimed(_stored(taken), dict(taken.request or {}), started))
+            return claimed, len(rows) - len(claimed)
+
+        return await self._uow.write("claim", unit)
+
+    async def hand_back(self, invocation_id: str, session_pk: int, owner: str) -> None:
+        """Give `owner`'s running invocation back (it shuts down): another process takes it over
+        at once and resumes it from its last committed event."""
+        await self._uow.write(
+            "hand_back",
+            lambda db: InvocationRepository(db).hand_back(invocation_id, session_pk, owner=owner),
         )
 
     async def finish(
@@ -487,8 +587,8 @@ def _acquire(db: Db, invocation_id: str, session_pk: int, owner: str, ttl: float
     """Inside a write unit: take the session's lease if this is the session's turn; mark running."""
     repository = InvocationRepository(db)
     now = time.time()
-    oldest = repository.oldest_queued(session_pk, now=now)
-    if oldest is not None and oldest != invocation_id:
+    turn = repository.turn(session_pk, now=now)
+    if turn is not None and turn != invocation_id:
         return False
     holder = repository.take_lease(
         session_pk, invocation_id, owner=owner, now=now, expires=now + ttl

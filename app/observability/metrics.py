@@ -111,6 +111,33 @@ class Metrics:
             registry=self.registry,
         )
 
+        self.queue_claims = Counter(
+            "agentd_queue_claims_total",
+            "Invocations this process took from the queue, by kind: queued (never ran: queued "
+            "for workers) or takeover (its owner died or handed it back; resumed from its last "
+            "committed event).",
+            ["kind"],
+            registry=self.registry,
+        )
+        self.queue_claim_latency = Histogram(
+            "agentd_queue_claim_latency_seconds",
+            "From an invocation's queueing for workers to a process taking it.",
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=self.registry,
+        )
+        self.queue_attempts = Histogram(
+            "agentd_queue_attempts",
+            "The attempt number of the invocations this process took from the queue.",
+            buckets=(1, 2, 3, 4, 5, 10),
+            registry=self.registry,
+        )
+        self.queue_depth = Gauge(
+            "agentd_queue_depth",
+            "Invocations waiting to be taken from the queue, as this process last saw them "
+            "(it looks at most 4 x its free slots ahead).",
+            registry=self.registry,
+        )
+
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Record one answered HTTP request."""
         key = (method, route, status)
@@ -200,6 +227,22 @@ def enqueue_woken(cause: str) -> None:
     """Count a queued run trying its session again, prompted by `cause`."""
     if _current is not None:
         _current.enqueue_wakeups.labels(cause=cause).inc()
+
+
+def queue_claimed(kind: str, attempt: int, waited: float | None) -> None:
+    """Count an invocation taken from the queue (`waited`: since it was queued, if it never
+    ran)."""
+    if _current is not None:
+        _current.queue_claims.labels(kind=kind).inc()
+        _current.queue_attempts.observe(attempt)
+        if waited is not None:
+            _current.queue_claim_latency.observe(max(waited, 0.0))
+
+
+def queue_depth(depth: int) -> None:
+    """Record how many invocations the last claim saw waiting."""
+    if _current is not None:
+        _current.queue_depth.set(depth)
 
 
 @contextmanager

@@ -56,6 +56,10 @@ class Deployment:
             "AGENTD_AGENTS_DIR": self._agents,
             "AGENTD_DATABASE_URL": self._database_url(),
             "AGENTD_LEASE_SECONDS": LEASE_SECONDS,
+            # A killed replica's run is failed, not taken over: what these tests check is how
+            # a run that ends without success leaves its calls (tests/api/test_durable_runs.py
+            # covers takeovers).
+            "AGENTD_MAX_ATTEMPTS": "1",
             **settings,
         }
         return LiveServer(self._root / name, env)

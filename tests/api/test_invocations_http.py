@@ -185,6 +185,9 @@ def test_cancel_stops_a_waiting_tool_and_the_session_stays_usable(
 
 
 def test_killed_server_leaves_an_interrupted_invocation_and_a_clean_prefix(env: Env) -> None:
+    """With no attempts left (AGENTD_MAX_ATTEMPTS=1) a dead server's run is not taken over:
+    it fails `invocation-interrupted` (tests/api/test_durable_runs.py: the takeover)."""
+    env.vars["AGENTD_MAX_ATTEMPTS"] = "1"
     first = env.server("a").start()
     with httpx.Client(base_url=first.url, timeout=30) as http:
         _create_session(http, "s")

@@ -221,7 +221,7 @@ async def test_finish_of_an_unknown_invocation_returns_none(backend: Backend) ->
 async def test_heartbeat_extends_the_lease(backend: Backend) -> None:
     running = await _create(backend.store, "inv-a", acquire=True, ttl=EXPIRED)
 
-    await backend.store.heartbeat("inv-a", running.session_pk, LONG)
+    await backend.store.heartbeat("inv-a", running.session_pk, LONG, "replica-1")
 
     assert await backend.store.reap() == 0
     assert await _status(backend.store, "inv-a") == "running"
@@ -230,11 +230,17 @@ async def test_heartbeat_extends_the_lease(backend: Backend) -> None:
 
 async def test_heartbeat_reports_a_cancel_request(backend: Backend) -> None:
     running = await _create(backend.store, "inv-a", acquire=True)
-    assert not await backend.store.heartbeat("inv-a", running.session_pk, LONG)
+    assert await backend.store.heartbeat("inv-a", running.session_pk, LONG, "replica-1") == (
+        False,
+        True,
+    )
 
     await backend.store.request_cancel(S1, "inv-a")
 
-    assert await backend.store.heartbeat("inv-a", running.session_pk, LONG)
+    assert await backend.store.heartbeat("inv-a", running.session_pk, LONG, "replica-1") == (
+        True,
+        True,
+    )
 
 
 async def test_request_cancel_flags_only_live_invocations(backend: Backend) -> None:

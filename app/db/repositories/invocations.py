@@ -13,7 +13,19 @@ next poll; the notification is delivered when the unit commits, never if it roll
 
 from typing import Any, cast
 
-from sqlalchemy import String, Table, and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import (
+    String,
+    Table,
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.db.sqlite import register
@@ -47,14 +59,21 @@ def _in_session() -> tuple[Any, ...]:
 
 
 _INSERT = register(insert(_invocations))
-_OLDEST_QUEUED = register(
+#: Whose turn it is on a session: a running invocation first (even one whose owner died: it is
+#: taken over before anything queued behind it starts), else the oldest queued one whose owner
+#: still renews it.
+_TURN = register(
     select(_invocations.c.id)
     .where(
         _invocations.c.session_pk == bindparam("k_pk"),
-        _status == _QUEUED,
-        _invocations.c.lease_expires_at > bindparam("k_now"),
+        or_(
+            _status == _RUNNING,
+            and_(_status == _QUEUED, _invocations.c.lease_expires_at > bindparam("k_now")),
+        ),
     )
-    .order_by(_invocations.c.create_time, _invocations.c.id)
+    .order_by(
+        case((_status == _RUNNING, 0), else_=1), _invocations.c.create_time, _invocations.c.id
+    )
     .limit(1)
 )
 _MARK_RUNNING = register(
@@ -65,6 +84,8 @@ _MARK_RUNNING = register(
         start_time=bindparam("v_now"),
         owner=bindparam("v_owner"),
         lease_expires_at=bindparam("v_expires"),
+        heartbeat_time=bindparam("v_now"),
+        attempt=_invocations.c.attempt + 1,
     )
 )
 _FINISH = register(
@@ -82,12 +103,15 @@ _FINISH = register(
 
 # Only from the status the caller allows: of two resumes racing for one invocation, one wins, as
 # the second's UPDATE finds the row queued or running.
-def _resume_statement(condition: Any) -> Any:
-    """Queue the session's invocation named `k_invocation` again if `condition` holds."""
+def _resume_statement(condition: Any, *, request: bool) -> Any:
+    """Queue the session's invocation named `k_invocation` again if `condition` holds (with
+    `request`: storing the resume's request, `v_request`, in place of the earlier one)."""
+    new_request: dict[str, Any] = {"request": bindparam("v_request")} if request else {}
     return (
         update(_invocations)
         .where(*_in_session(), _invocations.c.id == bindparam("k_invocation"), condition)
         .values(
+            **new_request,
             status=_QUEUED,
             mode=bindparam("v_mode"),
             owner=bindparam("v_owner"),
@@ -102,12 +126,17 @@ def _resume_statement(condition: Any) -> Any:
     )
 
 
-_RESUME = register(_resume_statement(_RESUMABLE))
 #: A completed invocation continued because the run answers a call it waits for (the caller
 #: checked that in the same unit); completed here, so a concurrent resume finds it queued.
-_RESUME_COMPLETED = register(
-    _resume_statement(or_(_status == _COMPLETED, _status == _REQUIRES_ACTION))
-)
+_WAITED = or_(_status == _COMPLETED, _status == _REQUIRES_ACTION)
+#: (completed?, with a request?) -> statement
+_RESUME = {
+    (completed, request): register(
+        _resume_statement(_WAITED if completed else _RESUMABLE, request=request)
+    )
+    for completed in (False, True)
+    for request in (False, True)
+}
 _RELEASE_LEASE = register(
     delete(_leases).where(
         _leases.c.session_pk == bindparam("k_pk"),
@@ -132,8 +161,10 @@ _NOTIFY_SESSION_FREE = select(
 )
 _EXTEND_INVOCATION = register(
     update(_invocations)
-    .where(_invocations.c.id == bindparam("k_invocation"))
-    .values(lease_expires_at=bindparam("v_expires"))
+    .where(
+        _invocations.c.id == bindparam("k_invocation"), _invocations.c.owner == bindparam("k_owner")
+    )
+    .values(lease_expires_at=bindparam("v_expires"), heartbeat_time=bindparam("v_now"))
 )
 _EXTEND_LEASE = register(
     update(_leases)
@@ -144,7 +175,9 @@ _EXTEND_LEASE = register(
     .values(expires_at=bindparam("v_expires"))
 )
 _CANCEL_REQUESTED = register(
-    select(_invocations.c.cancel_requested).where(_invocations.c.id == bindparam("k_invocation"))
+    select(_invocations.c.cancel_requested, _invocations.c.owner).where(
+        _invocations.c.id == bindparam("k_invocation")
+    )
 )
 _REQUEST_CANCEL = register(
     update(_invocations)
@@ -189,6 +222,67 @@ _CANCEL_WAITING = register(
         required_action=None,
         end_time=bindparam("v_now"),
     )
+)
+#: Live invocations whose owner stopped renewing them (or that never had one: queued for any
+#: worker), oldest first; `_EXPIRED_FOR_CLAIM` locks them on PostgreSQL, skipping rows another
+#: process is claiming, so each is claimed by one process.
+_EXPIRED = (
+    select(_invocations)
+    .where(_IS_LIVE, _invocations.c.lease_expires_at < bindparam("k_now"))
+    .order_by(_invocations.c.create_time, _invocations.c.id)
+    .limit(bindparam("k_limit"))
+)
+_EXPIRED_FOR_CLAIM = {
+    "sqlite": register(_EXPIRED),
+    "postgresql": _EXPIRED.with_for_update(skip_locked=True, of=_invocations),
+}
+#: Take an expired invocation over (only while it is still expired: one winner).
+_TAKE_OVER = register(
+    update(_invocations)
+    .where(
+        _invocations.c.id == bindparam("k_invocation"),
+        _IS_LIVE,
+        _invocations.c.lease_expires_at < bindparam("k_now"),
+    )
+    .values(
+        status=_RUNNING,
+        owner=bindparam("v_owner"),
+        attempt=_invocations.c.attempt + 1,
+        lease_expires_at=bindparam("v_expires"),
+        heartbeat_time=bindparam("v_now"),
+        start_time=func.coalesce(_invocations.c.start_time, bindparam("v_now")),
+    )
+    .returning(*_invocations.c)
+)
+#: Fail one expired invocation (its attempts are used up).
+_FAIL_ONE_EXPIRED = register(
+    update(_invocations)
+    .where(
+        _invocations.c.id == bindparam("k_invocation"),
+        _IS_LIVE,
+        _invocations.c.lease_expires_at < bindparam("k_now"),
+    )
+    .values(status=_FAILED, error=bindparam("v_error"), end_time=bindparam("v_now"))
+    .returning(_invocations.c.session_pk)
+)
+#: Give an invocation back to the queue (its owner is shutting down): expired at once, so any
+#: process takes it over.
+_HAND_BACK = register(
+    update(_invocations)
+    .where(
+        _invocations.c.id == bindparam("k_invocation"),
+        _invocations.c.owner == bindparam("k_owner"),
+        _IS_LIVE,
+    )
+    .values(lease_expires_at=0.0)
+)
+_EXPIRE_LEASE = register(
+    update(_leases)
+    .where(
+        _leases.c.session_pk == bindparam("k_pk"),
+        _leases.c.invocation_id == bindparam("k_invocation"),
+    )
+    .values(expires_at=0.0)
 )
 _DELETE_EXPIRED_LEASES = register(delete(_leases).where(_leases.c.expires_at < bindparam("k_now")))
 _GET = register(
@@ -307,9 +401,9 @@ class InvocationRepository:
         """Delete an invocation row."""
         self._db.execute(_DELETE, [{"k_invocation": invocation_id}])
 
-    def oldest_queued(self, session_pk: int, *, now: float) -> str | None:
-        """The id of the session's oldest queued invocation whose owner still renews it."""
-        found = self._db.execute(_OLDEST_QUEUED, {"k_pk": session_pk, "k_now": now}).scalar()
+    def turn(self, session_pk: int, *, now: float) -> str | None:
+        """The id of the invocation whose turn it is on the session (see `_TURN`), if any."""
+        found = self._db.execute(_TURN, {"k_pk": session_pk, "k_now": now}).scalar()
         return None if found is None else str(found)
 
     def mark_running(self, invocation_id: str, *, owner: str, now: float, expires: float) -> None:
@@ -346,6 +440,7 @@ class InvocationRepository:
         mode: str,
         owner: str,
         expires: float,
+        request: dict[str, Any] | None = None,
         completed: bool = False,
     ) -> int | None:
         """Queue a failed or cancelled invocation of the session again, for `owner` to run
@@ -362,7 +457,9 @@ class InvocationRepository:
             "v_owner": owner,
             "v_expires": expires,
         }
-        statement = _RESUME_COMPLETED if completed else _RESUME
+        if request is not None:
+            params["v_request"] = request
+        statement = _RESUME[(completed, request is not None)]
         found = self._db.execute(statement, params).scalar()
         return None if found is None else int(found)
 
@@ -370,16 +467,24 @@ class InvocationRepository:
         """Flag the invocation for cancellation if it is still queued or running."""
         self._db.execute(_REQUEST_CANCEL, [{**session, "k_invocation": invocation_id}])
 
-    def heartbeat(self, invocation_id: str, session_pk: int, *, expires: float) -> bool:
-        """Move the invocation's and its session lease's expiry to `expires`; cancel_requested."""
+    def heartbeat(
+        self, invocation_id: str, session_pk: int, *, owner: str, now: float, expires: float
+    ) -> tuple[bool, bool]:
+        """Move the invocation's and its session lease's expiry to `expires` if `owner` still
+        owns it; (cancel_requested, still owned). A run whose invocation another process took
+        over (its lease had expired) must stop: the other process continues it."""
         self._db.execute(
-            _EXTEND_INVOCATION, [{"k_invocation": invocation_id, "v_expires": expires}]
+            _EXTEND_INVOCATION,
+            [{"k_invocation": invocation_id, "k_owner": owner, "v_expires": expires, "v_now": now}],
         )
         self._db.execute(
             _EXTEND_LEASE,
             [{"k_pk": session_pk, "k_invocation": invocation_id, "v_expires": expires}],
         )
-        return bool(self._db.execute(_CANCEL_REQUESTED, {"k_invocation": invocation_id}).scalar())
+        row = self._db.execute(_CANCEL_REQUESTED, {"k_invocation": invocation_id}).first()
+        if row is None:
+            return False, False
+        return bool(row[0]), row[1] == owner
 
     def reap(self, *, error: dict[str, Any], now: float) -> list[tuple[str, int]]:
         """Mark live invocations whose expiry passed as failed with `error` and delete expired
@@ -388,6 +493,39 @@ class InvocationRepository:
         reaped = [(str(r[0]), int(r[1])) for r in self._db.execute(_FAIL_EXPIRED, params).all()]
         self._db.execute(_DELETE_EXPIRED_LEASES, [{"k_now": now}])
         return reaped
+
+    def expired(self, *, now: float, limit: int) -> list[Any]:
+        """Up to `limit` live invocations whose lease expired, oldest first, locked for this
+        unit on PostgreSQL (rows other units hold are skipped)."""
+        statement = _EXPIRED_FOR_CLAIM[self._db.dialect.name]
+        return list(self._db.execute(statement, {"k_now": now, "k_limit": limit}).all())
+
+    def take_over(
+        self, invocation_id: str, *, owner: str, now: float, expires: float
+    ) -> Any | None:
+        """Make `owner` run the expired invocation (attempt + 1); its row, or None if it is no
+        longer expired (another process took it)."""
+        params = {
+            "k_invocation": invocation_id,
+            "k_now": now,
+            "v_owner": owner,
+            "v_expires": expires,
+            "v_now": now,
+        }
+        return self._db.execute(_TAKE_OVER, params).first()
+
+    def fail_expired(self, invocation_id: str, *, error: dict[str, Any], now: float) -> int | None:
+        """Fail the expired invocation with `error`; its session's key (None if not expired)."""
+        params = {"k_invocation": invocation_id, "k_now": now, "v_error": error, "v_now": now}
+        found = self._db.execute(_FAIL_ONE_EXPIRED, params).scalar()
+        return None if found is None else int(found)
+
+    def hand_back(self, invocation_id: str, session_pk: int, *, owner: str) -> None:
+        """Expire `owner`'s invocation and its session lease now, for another process to take
+        over; on PostgreSQL, announce it."""
+        self._db.execute(_HAND_BACK, [{"k_invocation": invocation_id, "k_owner": owner}])
+        self._db.execute(_EXPIRE_LEASE, [{"k_pk": session_pk, "k_invocation": invocation_id}])
+        self.announce(session_pk, invocation_id)
 
     # -- session leases -------------------------------------------------------------------
 
@@ -416,6 +554,11 @@ class InvocationRepository:
         that ended (gave up, cancelled) may have been the one the others queued behind.
         """
         self._db.execute(_RELEASE_LEASE, [{"k_pk": session_pk, "k_invocation": invocation_id}])
+        self.announce(session_pk, invocation_id)
+
+    def announce(self, session_pk: int, invocation_id: str) -> None:
+        """On PostgreSQL, notify `SESSION_FREE_CHANNEL` that the session may have work for any
+        process (a run ended, was handed back, or was queued for workers); on commit."""
         if self._db.dialect.name == "postgresql":
             self._db.execute(
                 _NOTIFY_SESSION_FREE, {"v_session": str(session_pk), "k_invocation": invocation_id}

@@ -2,14 +2,15 @@
 
 `session_leases` holds at most one row per session: the invocation allowed to run on it and
 when that permission expires. The owner renews it while the run is alive; a replica that dies
-stops renewing, so the lease expires and the session becomes usable again, and the reaper marks
-the invocation `failed` with `invocation-interrupted`. Everything that must be coordinated across
+stops renewing, so the lease expires and another process takes the invocation over (resuming it
+from its last committed event, `attempt` + 1) or, after AGENTD_MAX_ATTEMPTS, marks it `failed`
+with `invocation-interrupted`. Everything that must be coordinated across
 replicas lives here, in the database.
 """
 
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base, EpochSeconds, JsonType
@@ -46,6 +47,10 @@ class StorageInvocation(Base):
     start_time: Mapped[float | None] = mapped_column(EpochSeconds, nullable=True)
     end_time: Mapped[float | None] = mapped_column(EpochSeconds, nullable=True)
     lease_expires_at: Mapped[float] = mapped_column(EpochSeconds)
+    #: How many times a process started running it (a takeover after its owner died adds one).
+    attempt: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    #: When its owner last renewed it (None before it first runs).
+    heartbeat_time: Mapped[float | None] = mapped_column(EpochSeconds, nullable=True)
 
 
 class StorageSessionLease(Base):

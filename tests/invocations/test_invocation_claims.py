@@ -1,0 +1,219 @@
+"""Issue 19: the queue in the invocations table, over every database backend (`db_engine`).
+
+`claim` takes over invocations whose owner stopped renewing them (attempt + 1, one winner) or
+that were queued for any worker, in each session's order, and fails those whose attempts are
+used up; `heartbeat` tells a stalled owner it lost its invocation; `hand_back` makes a run
+claimable at once. Expiry is exercised with already-expired leases, not by waiting.
+"""
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+from google.genai import types
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.invocations.models import InvocationStatus, SessionRef
+from app.invocations.store import InvocationStore, StoredInvocation
+from app.sessions.database import DatabaseSessionService
+from app.sessions.models import Event
+
+APP = "capital_agent"
+S1 = SessionRef(APP, "u1", "s1")
+S2 = SessionRef(APP, "u1", "s2")
+LONG = 600.0
+EXPIRED = -60.0
+
+
+@dataclass(frozen=True)
+class Backend:
+    store: InvocationStore
+    sessions: DatabaseSessionService
+
+
+@pytest.fixture
+async def backend(db_engine: AsyncEngine) -> AsyncIterator[Backend]:
+    sessions = DatabaseSessionService(db_engine)
+    for ref in (S1, S2):
+        await sessions.create_session(
+            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
+        )
+    try:
+        yield Backend(InvocationStore(db_engine), sessions)
+    finally:
+        await sessions.close()
+
+
+async def _create(
+    store: InvocationStore,
+    invocation_id: str,
+    *,
+    ref: SessionRef = S1,
+    acquire: bool = False,
+    ttl: float = LONG,
+    for_workers: bool = False,
+) -> StoredInvocation:
+    return await store.create(
+        ref,
+        invocation_id=invocation_id,
+        mode="background",
+        request={"newMessage": {"role": "user", "parts": [{"text": invocation_id}]}},
+        request_hash="hash",
+        idempotency_key=None,
+        owner="replica-1",
+        ttl=ttl,
+        acquire=acquire,
+        for_workers=for_workers,
+    )
+
+
+async def _claim(store: InvocationStore, owner: str = "replica-2", **kwargs: int) -> list[str]:
+    claimed, _ = await store.claim(
+        owner=owner,
+        ttl=LONG,
+        max_attempts=kwargs.get("max_attempts", 3),
+        limit=kwargs.get("limit", 10),
+    )
+    return [c.stored.invocation.id for c in claimed]
+
+
+async def test_an_expired_run_is_taken_over_once_with_its_attempt_counted(
+    backend: Backend,
+) -> None:
+    store = backend.store
+    await _create(store, "inv-a", acquire=True, ttl=EXPIRED)
+    await _create(store, "inv-live", ref=S2, acquire=True)
+
+    claimed, waiting = await store.claim(owner="replica-2", ttl=LONG, max_attempts=3, limit=10)
+
+    assert [c.stored.invocation.id for c in claimed] == ["inv-a"]
+    assert waiting == 0
+    (item,) = claimed
+    assert item.started
+    assert item.request["newMessage"]["parts"][0]["text"] == "inv-a"
+    got = (await store.get(S1, "inv-a")).invocation
+    assert (got.status, got.attempt, got.owner) == (InvocationStatus.RUNNING, 2, "replica-2")
+    assert got.heartbeat_time is not None
+    assert await _claim(store, "replica-3") == []  # taken: nobody else gets it
+    # The stalled first owner learns it lost the invocation; the new one keeps it.
+    assert await store.heartbeat("inv-a", item.stored.session_pk, LONG, "replica-1") == (
+        False,
+        False,
+    )
+    assert await store.heartbeat("inv-a", item.stored.session_pk, LONG, "replica-2") == (
+        False,
+        True,
+    )
+
+
+async def test_used_up_attempts_fail_the_run_and_answer_its_open_calls(backend: Backend) -> None:
+    store = backend.store
+    running = await _create(store, "inv-a", acquire=True, ttl=EXPIRED)
+    session = await backend.sessions.get_session(app_name=APP, user_id="u1", session_id="s1")
+    assert session is not None
+    call = types.FunctionCall(id="call-1", name="slow", args={})
+    await backend.sessions.append_event(
+        session,
+        Event(
+            author="agent",
+            invocation_id="inv-a",
+            content=types.Content(role="model", parts=[types.Part(function_call=call)]),
+        ),
+    )
+
+    assert await _claim(store, max_attempts=1) == []
+
+    failed = (await store.get(S1, "inv-a")).invocation
+    assert failed.status is InvocationStatus.FAILED
+    assert failed.error is not None
+    assert failed.error["type"] == "invocation-interrupted"
+    events = (
+        await backend.sessions.get_session(app_name=APP, user_id="u1", session_id="s1")
+    ).events  # type: ignore[union-attr]
+    (answer,) = events[-1].get_function_responses()
+    assert (answer.id, answer.response["error"]["type"]) == (  # type: ignore[index]
+        "call-1",
+        "invocation-interrupted",
+    )
+    # Its session is usable again.
+    assert (await _create(store, "inv-b", acquire=True)).acquired
+    assert running.session_pk == (await _create(store, "inv-c")).session_pk
+
+
+async def test_queued_for_workers_runs_in_session_order_and_sessions_in_parallel(
+    backend: Backend,
+) -> None:
+    store = backend.store
+    first = await _create(store, "inv-1", for_workers=True)
+    await _create(store, "inv-2", for_workers=True)
+    await _create(store, "inv-3", ref=S2, for_workers=True)
+    assert first.invocation.status is InvocationStatus.QUEUED
+    assert (await store.get(S1, "inv-1")).invocation.owner == ""
+
+    claimed, waiting = await store.claim(owner="worker-1", ttl=LONG, max_attempts=3, limit=10)
+
+    assert [(c.stored.invocation.id, c.started) for c in claimed] == [
+        ("inv-1", False),
+        ("inv-3", False),
+    ]
+    assert waiting == 1  # inv-2 waits for its session
+    got = (await store.get(S1, "inv-1")).invocation
+    assert (got.status, got.attempt, got.owner) == (InvocationStatus.RUNNING, 1, "worker-1")
+    assert await _claim(store, "worker-2") == []
+    await store.finish("inv-1", first.session_pk, InvocationStatus.COMPLETED)
+    assert await _claim(store, "worker-2") == ["inv-2"]
+
+
+async def test_a_claim_takes_no_more_than_its_limit(backend: Backend) -> None:
+    await _create(backend.store, "inv-1", for_workers=True)
+    await _create(backend.store, "inv-2", ref=S2, for_workers=True)
+
+    assert await _claim(backend.store, limit=1) == ["inv-1"]
+    assert await _claim(backend.store, limit=1) == ["inv-2"]
+
+
+async def test_a_dead_run_is_taken_over_before_anything_queued_behind_it(
+    backend: Backend,
+) -> None:
+    """A live replica's queued run may not take the session while its dead run waits for a
+    takeover: the interrupted invocation goes on first."""
+    store = backend.store
+    await _create(store, "inv-dead", acquire=True, ttl=EXPIRED)
+    queued = await _create(store, "inv-next")
+
+    assert not await store.try_acquire("inv-next", queued.session_pk, "replica-1", LONG)
+    assert await _claim(store) == ["inv-dead"]
+
+
+async def test_a_handed_back_run_is_taken_over_at_once(backend: Backend) -> None:
+    store = backend.store
+    running = await _create(store, "inv-a", acquire=True)
+    assert await _claim(store) == []
+
+    await store.hand_back("inv-a", running.session_pk, "replica-1")
+
+    assert await _claim(store) == ["inv-a"]
+    assert (await store.get(S1, "inv-a")).invocation.attempt == 2
+
+
+async def test_concurrent_claims_take_each_invocation_once(backend: Backend) -> None:
+    store = backend.store
+    for n in range(6):
+        await store.create(
+            SessionRef(APP, "u1", "s1" if n % 2 else "s2"),
+            invocation_id=f"inv-{n}",
+            mode="background",
+            request={},
+            request_hash="h",
+            idempotency_key=None,
+            owner="api",
+            ttl=LONG,
+            acquire=False,
+            for_workers=True,
+        )
+
+    results = await asyncio.gather(*(_claim(store, f"worker-{k}") for k in range(4)))
+
+    taken = [i for result in results for i in result]
+    assert len(taken) == len(set(taken)) == 2  # one per session: each session's first
