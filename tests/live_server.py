@@ -1,4 +1,5 @@
-"""Real agentd server processes for HTTP tests: `python -m app serve --migrate` on 127.0.0.1.
+"""Real agentd server processes for HTTP tests: `python -m app serve --migrate` on 127.0.0.1,
+and `python -m app worker --migrate` processes that run invocations without HTTP.
 
 The agents dir holds the shipped apps plus the test apps of tests/apps (symlinked), so tests can
 drive a tool that waits on a gate file they control.
@@ -89,6 +90,31 @@ class LiveServer:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+class WorkerProcess(LiveServer):
+    """One `agentd worker` process (no HTTP): started once its log says it runs invocations."""
+
+    def start(self) -> "WorkerProcess":
+        """Start and wait until it claims work."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **self.env, "AGENTD_LOG_FORMAT": "text"}
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "app", "worker", "--migrate"],
+                cwd=self.workdir,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while "running invocations" not in self.log.read_text(errors="replace"):
+            if self.process.poll() is not None:
+                raise RuntimeError(f"worker exited early:\n{self.log.read_text()}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"worker did not start:\n{self.log.read_text()}")
+            time.sleep(0.05)
+        return self
 
 
 def wait_until(

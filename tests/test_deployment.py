@@ -492,3 +492,18 @@ def test_dockerfile_healthcheck_command_passes_against_the_server(
         ["sh", "-c", command], env=env, capture_output=True, timeout=30, check=False
     )
     assert result.returncode == 0, result.stderr.decode()
+
+
+def test_a_worker_service_runs_the_invocations_the_api_queues() -> None:
+    """Issue 19: the API only queues invocations; `worker` (same image, `agentd worker`) runs
+    them, on the same database and blob store, once the API has migrated the schema."""
+    services = load_compose()["services"]
+    worker = services["worker"]
+    assert worker["image"] == services["api"]["image"]
+    assert worker["command"] == ["agentd", "worker"]
+    assert worker["depends_on"]["api"] == {"condition": "service_healthy"}
+    api_env, worker_env = environment_of(services["api"]), environment_of(worker)
+    assert api_env["AGENTD_RUN_INVOCATIONS"] == "false"
+    for shared in ("AGENTD_DATABASE_URL", "AGENTD_BLOB_STORE", "AGENTD_S3_BUCKET"):
+        assert worker_env[shared] == api_env[shared]
+    assert "AGENTD_RUN_INVOCATIONS" not in worker_env

@@ -396,7 +396,10 @@ class InvocationStore:
                 if taken is None:
                     repository.release_lease(session_pk, invocation_id)
                     continue
-                claimed.append(Claimed(_stored(taken), dict(taken.request or {}), started))
+                stored = StoredInvocation(
+                    _to_resource(taken), session_pk, taken.request_hash, acquired=True
+                )
+                claimed.append(Claimed(stored, dict(taken.request or {}), started))
             return claimed, len(rows) - len(claimed)
 
         return await self._uow.write("claim", unit)

@@ -1,0 +1,297 @@
+"""Durable runs over real processes (issue 19, acceptance 1, 2, 4 and 5).
+
+The `durable_agent` test app logs every model call and tool execution (with the process id and
+the call's idempotency key) to `<gates>/<session>.log`, and its `slow_step` tool waits for the
+test to open `<gates>/<session>.open`, so a test can kill or stop the process in the middle of
+a tool and then count what ran where. Leases are 2 s, so a dead process's run is taken over
+within a few seconds.
+"""
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import fresh_pg_url
+from tests.live_server import LiveServer, WorkerProcess, build_agents_dir, iter_sse, wait_until
+from tests.pgserver import PostgresServer
+
+APP = "durable_agent"
+USER = "u1"
+
+
+class Env:
+    """Paths and settings shared by the processes of one test."""
+
+    def __init__(self, root: Path, database_url: str | None) -> None:
+        self.root = root
+        self.gates = root / "gates"
+        self.gates.mkdir(parents=True)
+        self.vars = {
+            "AGENTD_DATA_DIR": str(root / "data"),
+            "AGENTD_AGENTS_DIR": str(build_agents_dir(root / "agents")),
+            "AGENTD_TEST_GATES": str(self.gates),
+            "AGENTD_LEASE_SECONDS": "2",
+            "AGENTD_LOG_LEVEL": "INFO",
+        }
+        if database_url:
+            self.vars["AGENTD_DATABASE_URL"] = database_url
+        self.processes: list[LiveServer] = []
+
+    def server(self, name: str, **settings: str) -> LiveServer:
+        """A started server process."""
+        process = LiveServer(self.root / name, {**self.vars, **settings}).start()
+        self.processes.append(process)
+        return process
+
+    def worker(self, name: str, **settings: str) -> WorkerProcess:
+        """A started `agentd worker` process."""
+        process = WorkerProcess(self.root / name, {**self.vars, **settings}).start()
+        self.processes.append(process)
+        return process
+
+    def open_gate(self, session_id: str) -> None:
+        (self.gates / f"{session_id}.open").touch()
+
+    def log(self, session_id: str) -> list[dict[str, Any]]:
+        path = self.gates / f"{session_id}.log"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line]
+
+    def stop_all(self) -> None:
+        for process in self.processes:
+            process.stop()
+
+
+@pytest.fixture
+def sqlite_env(tmp_path: Path) -> Iterator[Env]:
+    env = Env(tmp_path, None)
+    yield env
+    env.stop_all()
+
+
+@pytest.fixture
+def pg_env(tmp_path: Path, postgres: PostgresServer, pg_template: str) -> Iterator[Env]:
+    env = Env(tmp_path, fresh_pg_url(postgres, pg_template))
+    yield env
+    env.stop_all()
+
+
+def _base(sid: str) -> str:
+    return f"/apps/{APP}/users/{USER}/sessions/{sid}"
+
+
+def _start(http: httpx.Client, sid: str, text: str = "go", mode: str = "background") -> str:
+    created = http.post(f"/apps/{APP}/users/{USER}/sessions", json={"sessionId": sid})
+    assert created.status_code == 201, created.text
+    started = http.post(
+        f"{_base(sid)}/invocations",
+        json={"newMessage": {"role": "user", "parts": [{"text": text}]}, "mode": mode},
+    )
+    assert started.status_code in (200, 201, 202), started.text
+    invocation_id: str = started.json().get("id") or started.json()["invocation"]["id"]
+    return invocation_id
+
+
+def _invocation(http: httpx.Client, sid: str, iid: str) -> dict[str, Any]:
+    body: dict[str, Any] = http.get(f"{_base(sid)}/invocations/{iid}").json()
+    return body
+
+
+def _settled(http: httpx.Client, sid: str, iid: str, timeout: float = 40) -> dict[str, Any]:
+    wait_until(
+        lambda: _invocation(http, sid, iid)["status"] not in ("queued", "running"),
+        timeout=timeout,
+    )
+    return _invocation(http, sid, iid)
+
+
+def _events(http: httpx.Client, sid: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = http.get(_base(sid)).json()["events"]
+    return events
+
+
+def _outline(events: list[dict[str, Any]]) -> list[str]:
+    """Each event as `author: what` (text, call:<name>, response:<name>)."""
+    lines = []
+    for event in events:
+        for part in (event.get("content") or {}).get("parts") or []:
+            if "functionCall" in part:
+                lines.append(f"{event['author']}: call:{part['functionCall']['name']}")
+            elif "functionResponse" in part:
+                lines.append(f"{event['author']}: response:{part['functionResponse']['name']}")
+            elif "text" in part:
+                lines.append(f"{event['author']}: text")
+    return lines
+
+
+def _assert_whole(events: list[dict[str, Any]]) -> None:
+    """In seq order, no seq twice, and every call answered exactly once."""
+    seqs = [e["seq"] for e in events]
+    assert seqs == sorted(set(seqs))
+    calls = [
+        p["functionCall"]["id"]
+        for e in events
+        for p in (e.get("content") or {}).get("parts") or []
+        if "functionCall" in p
+    ]
+    answers = [
+        p["functionResponse"]["id"]
+        for e in events
+        for p in (e.get("content") or {}).get("parts") or []
+        if "functionResponse" in p
+    ]
+    assert len(calls) == len(set(calls))
+    assert sorted(answers) == sorted(calls)
+
+
+GO_OUTLINE = [
+    "user: text",
+    f"{APP}: call:prepare",
+    f"{APP}: response:prepare",
+    f"{APP}: call:slow_step",
+    f"{APP}: response:slow_step",
+    f"{APP}: text",
+]
+
+
+def _wait_for_slow_step(env: Env, sid: str, pid: int) -> None:
+    wait_until(
+        lambda: any(
+            e["what"] == "tool" and e["name"] == "slow_step" and e["pid"] == pid
+            for e in env.log(sid)
+        ),
+        timeout=30,
+    )
+
+
+def _check_the_takeover(
+    env: Env, http: httpx.Client, sid: str, iid: str, first: int, second: int
+) -> None:
+    """The run ended on `second` at attempt 2 with each step once in its history; only the
+    interrupted tool ran twice, with the same idempotency key."""
+    final = _settled(http, sid, iid)
+    assert final["status"] == "completed", final
+    assert final["attempt"] == 2
+    assert f":{second}:" in final["owner"]
+    assert final["heartbeatTime"] is not None
+    events = _events(http, sid)
+    assert _outline(events) == GO_OUTLINE
+    assert all(e["invocationId"] == iid for e in events)
+    _assert_whole(events)
+    log = env.log(sid)
+    tools = [(e["name"], e["pid"], e["key"]) for e in log if e["what"] == "tool"]
+    assert [(name, pid) for name, pid, _ in tools] == [
+        ("prepare", first),
+        ("slow_step", first),
+        ("slow_step", second),
+    ]
+    assert tools[1][2] == tools[2][2]  # the same call: the same idempotency key
+    models = [e["pid"] for e in log if e["what"] == "model"]
+    assert models == [first, first, second]  # no model step redone
+
+
+# -- 1. SIGKILL mid-tool, a second process alive (PostgreSQL) --------------------------------
+
+
+def test_a_run_killed_mid_tool_completes_on_the_other_replica_at_attempt_2(pg_env: Env) -> None:
+    first = pg_env.server("a")
+    second = pg_env.server("b")
+    with httpx.Client(base_url=first.url, timeout=30) as http:
+        iid = _start(http, "s1")
+    assert first.process is not None
+    assert second.process is not None
+    _wait_for_slow_step(pg_env, "s1", first.process.pid)
+    first.kill()
+    pg_env.open_gate("s1")
+    with httpx.Client(base_url=second.url, timeout=30) as http:
+        _check_the_takeover(pg_env, http, "s1", iid, first.process.pid, second.process.pid)
+
+
+# -- 2. the same on SQLite, with a restart of the only process --------------------------------
+
+
+def test_a_run_killed_mid_tool_completes_after_a_restart_on_sqlite(sqlite_env: Env) -> None:
+    first = sqlite_env.server("a")
+    with httpx.Client(base_url=first.url, timeout=30) as http:
+        iid = _start(http, "s1")
+    assert first.process is not None
+    _wait_for_slow_step(sqlite_env, "s1", first.process.pid)
+    first.kill()
+    sqlite_env.open_gate("s1")
+    restarted = sqlite_env.server("a2")
+    assert restarted.process is not None
+    with httpx.Client(base_url=restarted.url, timeout=30) as http:
+        _check_the_takeover(sqlite_env, http, "s1", iid, first.process.pid, restarted.process.pid)
+
+
+# -- 4. SIGTERM during runs: they finish, or are handed back and complete elsewhere -----------
+
+
+def test_sigterm_finishes_or_hands_back_and_nothing_fails(pg_env: Env) -> None:
+    stopping = pg_env.server("a", AGENTD_SHUTDOWN_GRACE_SECONDS="2")
+    other = pg_env.server("b")
+    assert stopping.process is not None
+    assert other.process is not None
+    with httpx.Client(base_url=stopping.url, timeout=30) as http:
+        quick = _start(http, "quick")
+        slow = _start(http, "slow")
+    for sid in ("quick", "slow"):
+        _wait_for_slow_step(pg_env, sid, stopping.process.pid)
+
+    stopping.process.terminate()  # SIGTERM
+    time.sleep(0.3)
+    pg_env.open_gate("quick")  # ends within the grace period, on the stopping replica
+    stopping.process.wait(timeout=30)
+    pg_env.open_gate("slow")  # handed back: it completes on the other replica
+
+    with httpx.Client(base_url=other.url, timeout=30) as http:
+        finished = _settled(http, "quick", quick)
+        assert (finished["status"], finished["attempt"]) == ("completed", 1)
+        assert f":{stopping.process.pid}:" in finished["owner"]
+        _check_the_takeover(pg_env, http, "slow", slow, stopping.process.pid, other.process.pid)
+
+
+# -- 5. streaming from an API replica while a worker runs it; cancel through the API ----------
+
+
+def test_a_stream_from_the_api_replica_follows_a_run_on_a_worker_and_cancel_reaches_it(
+    pg_env: Env,
+) -> None:
+    api = pg_env.server("api", AGENTD_RUN_INVOCATIONS="false")
+    worker = pg_env.worker("worker")
+    assert worker.process is not None
+    assert api.process is not None
+    with httpx.Client(base_url=api.url, timeout=60) as http:
+        assert http.post(f"/apps/{APP}/users/{USER}/sessions", json={"sessionId": "s1"})
+        pg_env.open_gate("s1")
+        body = {"newMessage": {"role": "user", "parts": [{"text": "go"}]}, "mode": "stream"}
+        frames = []
+        with http.stream("POST", f"{_base('s1')}/invocations", json=body) as response:
+            assert response.status_code in (200, 201), response.read()
+            frames = list(iter_sse(response.iter_lines()))
+        kinds = [f.event for f in frames]
+        assert kinds[-1] == "done"
+        events = [json.loads(f.data) for f in frames if f.event != "done"]
+        done = json.loads(frames[-1].data)
+        assert done["status"] == "completed"
+        assert f":{worker.process.pid}:" in done["owner"]  # it ran on the worker
+        stored = _events(http, "s1")
+        assert [e["id"] for e in events] == [e["id"] for e in stored]  # each once, in order
+        assert [f.id for f in frames[:-1]] == [str(e["seq"]) for e in stored]
+        assert all(e["pid"] == worker.process.pid for e in pg_env.log("s1"))
+
+        iid = _start(http, "s2")
+        _wait_for_slow_step(pg_env, "s2", worker.process.pid)
+        cancelled = http.post(f"{_base('s2')}/invocations/{iid}/cancel")
+        assert cancelled.status_code == 200, cancelled.text
+        final = _settled(http, "s2", iid, timeout=20)
+        assert final["status"] == "cancelled"
+        outline = _outline(_events(http, "s2"))
+        assert outline[-1] == f"{APP}: response:slow_step"  # answered with the cancellation
+        assert outline.count(f"{APP}: text") == 0
