@@ -169,17 +169,19 @@ class LlmAgent(BaseAgent):
     async def _rerun_open_calls(
         self, ctx: InvocationContext, outcome: "_StepOutcome"
     ) -> AsyncGenerator[Event, None]:
-        """When the session ends with this agent's model response in this invocation and its
-        calls were never answered, run them, then go on as after that response. That happens
-        only when the process running the invocation died mid-tool and another took it over:
-        tools are at-least-once (they get `tool_context.idempotency_key` to dedupe)."""
+        """In a recovered run (the process running the invocation died and another took it
+        over), when the session ends with this agent's model response and its calls have no
+        stored responses, run them (long-running ones too: whether they had run is unknown),
+        then go on as after that response. Tools are at-least-once: they get
+        `tool_context.idempotency_key` to dedupe."""
+        if not ctx.shared.recovering:
+            return
+        ctx.shared.recovering = False  # only the agent the recovery starts with
         events = ctx.session.events
         last = events[-1] if events else None
         if last is None or last.author != self.name or last.invocation_id != ctx.invocation_id:
             return
-        # A long-running call's result comes from the client, never from running it again.
-        waiting = set(last.long_running_tool_ids or ())
-        calls = [c for c in last.get_function_calls() if c.id not in waiting]
+        calls = last.get_function_calls()
         if last.partial or not calls:
             return
         tools = {tool.name: tool for tool in self.canonical_tools}

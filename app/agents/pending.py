@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from google.genai import types
 
+from app.agents.agent_tool_flow import passed_up
 from app.agents.auth_flow import REQUEST_EUC_FUNCTION_CALL_NAME
 from app.agents.confirmation_flow import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, original_call_of
 from app.sessions.models import Event
@@ -58,6 +59,19 @@ class PendingCall:
     payload: Any | None = None
     #: For a credential: the AuthConfig JSON the client fills in (None otherwise).
     auth_config: dict[str, Any] | None = None
+
+
+def is_waiting_event(event: Event) -> bool:
+    """Whether `event` is one an agent yields to end its invocation waiting for the client (its
+    credential and confirmation requests, calls passed up from an AgentTool, or only the ids
+    of long-running calls), as opposed to a model response that lists its long-running calls."""
+    if not event.long_running_tool_ids:
+        return False
+    if event.content is None or passed_up(event):
+        return True
+    return any(
+        call.name in (CONFIRMATION_CALL, CREDENTIAL_CALL) for call in event.get_function_calls()
+    )
 
 
 def pending_client_calls(events: Sequence[Event], invocation_id: str) -> list[PendingCall]:

@@ -88,6 +88,9 @@ class InvocationShared:
 
     llm_calls: int = 0
     ended: bool = False
+    #: The run continues an invocation whose process died (Runner `recover`): the first agent
+    #: that starts runs the calls its last model response left without responses.
+    recovering: bool = False
     #: Artifact versions saved in this invocation whose carrying event has not committed yet.
     pending_artifacts: dict[tuple[str, int], NewArtifactVersion] = field(default_factory=dict)
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.agents.base_agent import BaseAgent
 from app.agents.llm_agent import LlmAgent
-from app.agents.pending import pending_client_calls
+from app.agents.pending import is_waiting_event, pending_client_calls
 from app.agents.workflow import LoopAgent, ParallelAgent, SequentialAgent
 from app.artifacts.base import BaseArtifactService
 from app.artifacts.in_memory import InMemoryArtifactService
@@ -208,6 +208,7 @@ class Runner:
         agent = point.agent if point is not None else self._agent_to_run(ctx)
         if point is not None and point.stops:
             return
+        ctx.shared.recovering = point is not None
         try:
             reply = await self.plugin_manager.run("before_run_callback", invocation_context=ctx)
             if reply is not None:
@@ -434,7 +435,7 @@ def _recovery_point(
     (None: from the start, as for its user message: nothing else of it was committed).
 
     The last event's author goes on: after its model response it runs that response's calls
-    (LlmAgent `_rerun_open_calls`), after its function responses it calls the model; if the
+    again, long-running ones included (LlmAgent `_rerun_open_calls`), after its function responses it calls the model; if the
     event ended its turn (a final answer, an escalation) it is done and only what its workflow
     runs after it goes on; a transfer goes on with the target. An invocation whose last event
     waits for the client (or recorded its error) has nothing to run (`stops`)."""
@@ -452,7 +453,7 @@ def _recovery_point(
         moved = root.find_agent(target)
         if moved is not None:
             return _RecoveryPoint(moved, 1, done=False)
-    if last.error_code or last.long_running_tool_ids:
+    if last.error_code or is_waiting_event(last):
         return _RecoveryPoint(agent, iteration, done=True, stops=True)
     done = bool(
         last.actions.escalate or (last.is_final_response() and not last.get_function_calls())
