@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test fuzz venv migrate gc bench bench-artifacts bench-load openapi sdk lint typecheck fmt clean
+.PHONY: run test fuzz venv migrate gc bench bench-artifacts bench-load openapi sdk lint typecheck fmt clean spikes
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,13 @@ typecheck: $(STAMP)
 fmt: $(STAMP)
 	$(BIN)/ruff format app tests migrations bench
 	$(BIN)/ruff check --fix app tests migrations bench
+
+# Issue 19's durable-engine spikes (spikes/durable/README.md), in a venv of their own: DBOS,
+# procrastinate and pgqueuer never enter pyproject.toml or constraints.txt.
+spikes:
+	test -x spikes/.venv/bin/python || $(PYTHON) -m venv spikes/.venv
+	spikes/.venv/bin/python -m pip install --quiet -r spikes/durable/requirements.txt
+	spikes/.venv/bin/python -m spikes.durable.run_all
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .mypy_cache
