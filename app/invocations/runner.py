@@ -437,8 +437,9 @@ def _recovery_point(
     The last event's author goes on: after its model response it runs that response's calls
     again, long-running ones included (LlmAgent `_rerun_open_calls`); after its function
     responses it calls the model; if the event ended its turn (a final answer, an escalation)
-    it is done and only what its workflow runs after it goes on; a transfer goes on with the target. An invocation whose last event
-    waits for the client (or recorded its error) has nothing to run (`stops`)."""
+    it is done and only what its workflow runs after it goes on; a transfer goes on with the
+    target. An invocation whose last event waits for the client (or recorded its error) has
+    nothing to run (`stops`)."""
     last = next(
         (e for e in reversed(events) if e.invocation_id == invocation_id and not e.partial), None
     )
