@@ -295,3 +295,75 @@ def test_a_stream_from_the_api_replica_follows_a_run_on_a_worker_and_cancel_reac
         outline = _outline(_events(http, "s2"))
         assert outline[-1] == f"{APP}: response:slow_step"  # answered with the cancellation
         assert outline.count(f"{APP}: text") == 0
+
+
+# -- 3. chaos: 2 API replicas, 2 workers, one worker SIGKILLed twice ---------------------------
+
+NAP_OUTLINE = [
+    "user: text",
+    f"{APP}: call:nap",
+    f"{APP}: response:nap",
+    f"{APP}: call:nap",
+    f"{APP}: response:nap",
+    f"{APP}: text",
+]
+
+
+def test_chaos_every_run_completes_whole_and_only_interrupted_tools_run_twice(
+    pg_env: Env,
+) -> None:
+    apis = [pg_env.server(f"api-{n}", AGENTD_RUN_INVOCATIONS="false") for n in range(2)]
+    settings = {"AGENTD_WORKER_CONCURRENCY": "6"}
+    steady = pg_env.worker("steady", **settings)
+    doomed = pg_env.worker("doomed-1", **settings)
+    killed: set[int] = set()
+    runs: list[tuple[str, str]] = []
+    clients = [httpx.Client(base_url=api.url, timeout=30) for api in apis]
+    try:
+        for n in range(40):
+            sid = f"c{n}"
+            runs.append((sid, _start(clients[n % 2], sid, "nap")))
+        for name in ("doomed-2", "doomed-3"):  # SIGKILL twice, each time mid-run
+            wait_until(
+                lambda target=doomed: _owns_a_run(pg_env, target, runs),  # type: ignore[misc]
+                timeout=30,
+                interval=0.02,
+            )
+            assert doomed.process is not None
+            killed.add(doomed.process.pid)
+            doomed.kill()
+            doomed = pg_env.worker(name, **settings)
+        finals = [_settled(clients[0], sid, iid, timeout=90) for sid, iid in runs]
+        assert [f["status"] for f in finals] == ["completed"] * 40
+        assert any(f["attempt"] >= 2 for f in finals)  # the kills did interrupt runs
+        repeated = 0
+        for sid, iid in runs:
+            events = _events(clients[1], sid)
+            assert _outline(events) == NAP_OUTLINE, sid
+            assert all(e["invocationId"] == iid for e in events)
+            _assert_whole(events)
+            executions: dict[str, list[int]] = {}
+            for entry in pg_env.log(sid):
+                if entry["what"] == "tool":
+                    executions.setdefault(entry["key"], []).append(entry["pid"])
+            assert len(executions) == 2  # two calls, each with its own key
+            for pids in executions.values():
+                # Only an execution interrupted by a kill is repeated, by another process.
+                assert all(pid in killed for pid in pids[:-1]), (sid, pids, killed)
+                repeated += len(pids) - 1
+        assert repeated <= 2 * 6  # at most what the killed workers held
+    finally:
+        for client in clients:
+            client.close()
+    assert steady.process is not None
+
+
+def _owns_a_run(env: Env, worker: LiveServer, runs: list[tuple[str, str]]) -> bool:
+    """Whether `worker` is in the middle of a tool of some run."""
+    assert worker.process is not None
+    pid = worker.process.pid
+    return any(
+        e["what"] == "tool" and e["pid"] == pid and time.time() - e["time"] < 0.3
+        for sid, _ in runs
+        for e in env.log(sid)
+    )
