@@ -1,4 +1,5 @@
-"""PostgreSQL LISTEN: one dedicated connection that hands a channel's notifications to a callback.
+"""PostgreSQL LISTEN: one dedicated connection that hands channels' notifications to callbacks,
+and sends this process's own notifications (`notify`) off the pool's connections.
 
 The connection is asyncpg's own, not borrowed from the engine's pool: a LISTEN holds its
 connection for the life of the process, so a pooled one would shrink the pool for good and be
@@ -15,7 +16,7 @@ without the server closing it (a network partition) is found by a ping every `PI
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 # asyncpg ships no type information (asyncpg-stubs would add it as a dev dependency).
@@ -43,6 +44,7 @@ class PostgresListener:
     Args:
         on_notify: called with each notification's payload, on the event loop; keep it short.
         on_connect: called after each (re)connect, once the LISTEN is in place.
+        also: more channels to listen on, each with its own `on_notify`.
     """
 
     def __init__(
@@ -52,6 +54,7 @@ class PostgresListener:
         *,
         on_notify: Callable[[str], None],
         on_connect: Callable[[], None],
+        also: Mapping[str, Callable[[str], None]] | None = None,
     ) -> None:
         _, params = db_engine.dialect.create_connect_args(db_engine.url)
         self._connect_args: dict[str, Any] = {
@@ -63,9 +66,12 @@ class PostgresListener:
             **(self._connect_args.get("server_settings") or {}),
         }
         self._channel = channel
-        self._on_notify = on_notify
+        self._callbacks = {channel: on_notify, **(also or {})}
         self._on_connect = on_connect
         self._task: asyncio.Task[None] | None = None
+        self._connection: Any = None
+        #: One statement at a time on the connection (asyncpg runs no two at once).
+        self._lock = asyncio.Lock()
         #: Notifications received (tests and debugging read it).
         self.received = 0
         #: Connects that put the LISTEN in place, the first included.
@@ -106,7 +112,9 @@ class PostgresListener:
         try:
             lost = asyncio.Event()
             connection.add_termination_listener(lambda _connection: lost.set())
-            await connection.add_listener(self._channel, self._deliver)
+            for channel in self._callbacks:
+                await connection.add_listener(channel, self._deliver)
+            self._connection = connection
             self.connects += 1
             attempted.set()
             self._on_connect()
@@ -115,19 +123,41 @@ class PostgresListener:
                     async with asyncio.timeout(PING_SECONDS):
                         await lost.wait()
                     return
-                await connection.execute("SELECT 1", timeout=PING_SECONDS)
+                async with self._lock:
+                    await connection.execute("SELECT 1", timeout=PING_SECONDS)
         finally:
+            self._connection = None
             if not connection.is_closed():
                 # Also on stop (cancelled): close politely, so the server logs no lost client.
                 with contextlib.suppress(Exception):
                     await asyncio.shield(connection.close(timeout=CLOSE_SECONDS))
 
-    def _deliver(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
+    async def notify(self, channel: str, payloads: Sequence[str]) -> bool:
+        """Send one notification per payload on `channel`, in one statement, on this
+        connection; whether it was sent (not while disconnected: the caller's fallback, such
+        as its readers' polling, covers that)."""
+        connection = self._connection
+        if connection is None or not payloads:
+            return False
+        try:
+            async with self._lock:
+                await connection.execute(
+                    "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p",
+                    channel,
+                    list(payloads),
+                    timeout=PING_SECONDS,
+                )
+        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            logger.warning("cannot NOTIFY %s: %s", channel, exc)
+            return False
+        return True
+
+    def _deliver(self, _connection: Any, _pid: int, channel: str, payload: str) -> None:
         self.received += 1
         try:
-            self._on_notify(payload)
+            self._callbacks[channel](payload)
         except Exception:  # a bad payload must not stop the listener
-            logger.exception("handling a notification on %s failed", self._channel)
+            logger.exception("handling a notification on %s failed", channel)
 
 
 __all__ = ["PostgresListener"]

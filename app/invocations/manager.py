@@ -71,12 +71,19 @@ from app.invocations.models import (
 from app.invocations.outcomes import OutcomeRecorder
 from app.invocations.registry import AppRegistry
 from app.invocations.runner import Runner
-from app.invocations.store import Claimed, InvocationStore, StoredInvocation
+from app.invocations.store import (
+    EVENTS_CHANNEL,
+    FOLLOW_CHANNEL,
+    Claimed,
+    InvocationStore,
+    StoredInvocation,
+)
 from app.invocations.wakeup import SessionWaiters
 from app.memory.base import BaseMemoryService
 from app.observability.logging import bind_invocation
 from app.observability.metrics import (
     enqueue_woken,
+    follow_woken,
     invocation_finished,
     invocation_started,
     lease_acquired,
@@ -90,8 +97,10 @@ from app.settings import Settings
 
 logger = logging.getLogger("agentd.invocations")
 
-#: How often a follower of a run on another replica polls for new events.
+#: How often a follower of a run on another replica reads new events without notifications
+#: (SQLite), and how long it waits for one before reading anyway (PostgreSQL).
 REMOTE_POLL_SECONDS = 0.25
+REMOTE_FALLBACK_SECONDS = 2.0
 #: How often a queued run tries its session when nothing woke it. Wake-ups do the real work, so
 #: this only bounds the delay when one is missing (see the module docstring): 250 ms halves the
 #: old backoff's 500 ms worst case, and costs a waiting run 4 small write transactions a second.
@@ -127,6 +136,9 @@ class LocalRun:
     #: over (its lease had expired): its outcome is not this process's to record.
     handed_back: bool = False
     lost: bool = False
+    #: Announce its committed events on PostgreSQL (it was claimed: its clients are elsewhere;
+    #: or another process said it follows it).
+    announce: bool = False
 
 
 @dataclass(frozen=True)
@@ -175,6 +187,13 @@ class InvocationManager:
         self._claim_wanted = asyncio.Event()
         self._stopping = False
         self._background: set[asyncio.Task[Any]] = set()
+        #: Followers here of runs elsewhere, by invocation id: woken by its announcements.
+        self._followers: dict[str, set[asyncio.Event]] = {}
+        #: Invocations of this process whose new events are to be announced, and the task
+        #: that sends them (one statement per batch, whatever their number).
+        self._to_announce: set[str] = set()
+        self._announce_wanted = asyncio.Event()
+        self._announcer: asyncio.Task[None] | None = None
         self._waiters = SessionWaiters()
         self._outcomes = OutcomeRecorder(store, self._waiters.wake)
 
@@ -185,8 +204,12 @@ class InvocationManager:
         process runs invocations, take over those left by dead processes, then keep claiming
         (woken by notifications, else periodically)."""
         await self._store.listen_for_free_sessions(
-            self._on_session_free, on_connect=self._on_listen_connect
+            self._on_session_free,
+            on_connect=self._on_listen_connect,
+            on_events=self._on_events,
+            on_follow=self._on_follow,
         )
+        self._announcer = asyncio.create_task(self._announce_forever(), name="agentd-announcer")
         if self._settings.run_invocations:
             await self._claim()
             self._reaper = asyncio.create_task(self._claim_forever(), name="agentd-claimer")
@@ -209,6 +232,10 @@ class InvocationManager:
                 run.task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self._outcomes.close()
+        if self._announcer is not None:
+            self._announcer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._announcer
         await self._store.stop_listening()
 
     async def expire_waiting(self) -> int:
@@ -247,6 +274,33 @@ class InvocationManager:
     def _on_listen_connect(self) -> None:
         self._waiters.wake_all()
         self._claim_wanted.set()
+        for waiters in self._followers.values():  # what was announced meanwhile is lost
+            for waiter in waiters:
+                waiter.set()
+
+    def _on_events(self, invocation_id: str) -> None:
+        for waiter in self._followers.get(invocation_id, ()):
+            waiter.set()
+
+    def _on_follow(self, invocation_id: str) -> None:
+        run = self._runs.get(invocation_id)
+        if run is not None and not run.announce:
+            run.announce = True
+            self._announce(invocation_id)  # what it committed before the follower asked
+
+    def _announce(self, invocation_id: str) -> None:
+        self._to_announce.add(invocation_id)
+        self._announce_wanted.set()
+
+    async def _announce_forever(self) -> None:
+        while True:
+            await self._announce_wanted.wait()
+            self._announce_wanted.clear()
+            batch, self._to_announce = sorted(self._to_announce), set()
+            try:
+                await self._store.announce(EVENTS_CHANNEL, batch)
+            except Exception:  # followers fall back to reading on a timer
+                logger.exception("announcing events failed")
 
     async def _claim_forever(self) -> None:
         # Notifications do the real work on PostgreSQL; the period bounds how long a dead
@@ -464,6 +518,7 @@ class InvocationManager:
             user_event_id=user_event_id,
             recover=recover,
             claimed=claimed,
+            announce=claimed,
         )
         self._runs[invocation.id] = run
         with bind_invocation(invocation.id):  # the task copies the context: its logs carry the id
@@ -539,6 +594,8 @@ class InvocationManager:
                     recover=run.recover,
                 ):
                     await run.channel.publish(event)
+                    if run.announce and not event.partial:
+                        self._announce(run.invocation_id)
                     if event.long_running_tool_ids and not event.partial:
                         asked_client = True
             status = InvocationStatus.COMPLETED
@@ -590,6 +647,8 @@ class InvocationManager:
             if held:
                 lease_released()
             invocation_finished(ref.app_name, status.value)
+            if run.announce:
+                self._announce(run.invocation_id)
             await run.channel.close(final)
             # A resume of the invocation may have started its next run meanwhile.
             if self._runs.get(run.invocation_id) is run:
@@ -718,16 +777,37 @@ class InvocationManager:
             async for item in channel.follow(last):
                 yield item
             return
-        while True:
-            invocation = (await self._store.get(handle.ref, handle.invocation.id)).invocation
-            for event in await self._store.events(handle.session_pk, handle.invocation.id, last):
-                last = event.seq or last
-                yield StreamItem("event", event=event)
-            if invocation.status.terminal:
-                # Events committed just before the status changed are already in the batch.
-                yield StreamItem("done", invocation=invocation)
-                return
-            await asyncio.sleep(REMOTE_POLL_SECONDS)
+        # Runs elsewhere: read from the database each time the process running it announces
+        # new events (PostgreSQL; asked for once with FOLLOW_CHANNEL), and on a timer for what
+        # no announcement covers (SQLite; a lost notification).
+        invocation_id = handle.invocation.id
+        woken = asyncio.Event()
+        self._followers.setdefault(invocation_id, set()).add(woken)
+        try:
+            if self._store.listening:
+                await self._store.announce(FOLLOW_CHANNEL, [invocation_id])
+            while True:
+                woken.clear()
+                invocation = (await self._store.get(handle.ref, invocation_id)).invocation
+                for event in await self._store.events(handle.session_pk, invocation_id, last):
+                    last = event.seq or last
+                    yield StreamItem("event", event=event)
+                if invocation.status.terminal:
+                    # Events committed just before the status changed are in the batch.
+                    yield StreamItem("done", invocation=invocation)
+                    return
+                timeout = REMOTE_FALLBACK_SECONDS if self._store.listening else REMOTE_POLL_SECONDS
+                try:
+                    await asyncio.wait_for(woken.wait(), timeout=timeout)
+                    follow_woken("notification")
+                except TimeoutError:
+                    follow_woken("timer")
+        finally:
+            waiters = self._followers.get(invocation_id)
+            if waiters is not None:
+                waiters.discard(woken)
+                if not waiters:
+                    del self._followers[invocation_id]
 
     async def wait(self, handle: RunHandle) -> Invocation:
         """The invocation once it has ended (the run goes on if the waiter goes away)."""

@@ -153,8 +153,8 @@ class Runner:
             new_message: None continues invocation `invocation_id` from the session's history;
                 no user event is stored, and `state_delta` must be None.
             run_config: its `custom_metadata` is kept on the user event.
-            user_event_id: the id the user event is stored under. If the session already has
-                it, the message was stored by an earlier attempt: it is not stored again.
+            user_event_id: the id the user event is stored under. When recovering, if the
+                session already has it, an earlier attempt stored the message: not again.
             recover: the process that ran the invocation died; continue it from its last
                 committed event (`_recovery_point`): completed model and tool steps are not
                 redone, the calls of a model response without stored responses run again.
@@ -166,7 +166,7 @@ class Runner:
         )
         if session is None:
             raise SessionNotFound(f"Session {session_id!r} does not exist.")
-        if user_event_id is not None and any(e.id == user_event_id for e in session.events):
+        if recover and user_event_id is not None and _has_event(session.events, user_event_id):
             new_message, state_delta = None, None  # an earlier attempt stored it
         invocation_id = invocation_id or new_invocation_id()
         ctx = InvocationContext(
@@ -484,6 +484,10 @@ def _agent_that_called(root: BaseAgent, events: Sequence[Event]) -> BaseAgent | 
         if any(call.id in answered for call in event.get_function_calls()):
             return root.find_agent(event.author)
     return None
+
+
+def _has_event(events: Sequence[Event], event_id: str) -> bool:
+    return any(e.id == event_id for e in reversed(events))
 
 
 def _first_user_content(events: Sequence[Event], invocation_id: str) -> types.Content | None:

@@ -10,7 +10,7 @@ turns rows into resources. On PostgreSQL it also listens for other replicas' rel
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -57,6 +57,12 @@ class StoredInvocation:
     #: For a resumed invocation, the session's last seq when it was resumed: the events of the
     #: new attempt come after it (0 for a new invocation).
     resumed_after: int = 0
+
+
+#: PostgreSQL channels, each payload an invocation id: it committed events or ended; a process
+#: follows its events (the process running it then announces them).
+EVENTS_CHANNEL = "agentd_invocation_events"
+FOLLOW_CHANNEL = "agentd_invocation_follow"
 
 
 @dataclass(frozen=True)
@@ -506,15 +512,23 @@ class InvocationStore:
         return [Event.from_stored(seq, data) for seq, data in stored]
 
     async def listen_for_free_sessions(
-        self, on_free: Callable[[int, str], None], *, on_connect: Callable[[], None]
+        self,
+        on_free: Callable[[int, str], None],
+        *,
+        on_connect: Callable[[], None],
+        on_events: Callable[[str], None] | None = None,
+        on_follow: Callable[[str], None] | None = None,
     ) -> None:
         """On PostgreSQL, call `on_free(session_pk, owner)` each time any replica ends an
-        invocation (`owner` is that replica); elsewhere do nothing.
+        invocation (`owner` is that replica), and `on_events(invocation_id)` /
+        `on_follow(invocation_id)` for what `announce` sends; elsewhere do nothing.
 
         Args:
             on_free: runs on the event loop for every notification; keep it short.
             on_connect: runs whenever listening (re)starts: what was sent while the connection
                 was down is lost, so the caller should act as if every session may be free.
+            on_events: an invocation committed events or ended (its readers may read on).
+            on_follow: a process follows an invocation's events (its runner should announce).
         """
         if self._uow.dialect != "postgresql" or self._listener is not None:
             return
@@ -522,10 +536,31 @@ class InvocationStore:
         def deliver(payload: str) -> None:
             on_free(*parse_session_free(payload))
 
+        also = {
+            channel: callback
+            for channel, callback in ((EVENTS_CHANNEL, on_events), (FOLLOW_CHANNEL, on_follow))
+            if callback is not None
+        }
         self._listener = PostgresListener(
-            self._db_engine, SESSION_FREE_CHANNEL, on_notify=deliver, on_connect=on_connect
+            self._db_engine,
+            SESSION_FREE_CHANNEL,
+            on_notify=deliver,
+            on_connect=on_connect,
+            also=also,
         )
         await self._listener.start()
+
+    @property
+    def listening(self) -> bool:
+        """Whether notifications can be heard (PostgreSQL, connected at least once)."""
+        return self._listener is not None and self._listener.connects > 0
+
+    async def announce(self, channel: str, invocation_ids: Sequence[str]) -> bool:
+        """Notify `channel` (EVENTS_CHANNEL or FOLLOW_CHANNEL) once per invocation id, on the
+        listening connection; whether it was sent (never on SQLite)."""
+        if self._listener is None:
+            return False
+        return await self._listener.notify(channel, invocation_ids)
 
     async def stop_listening(self) -> None:
         """Stop what `listen_for_free_sessions` started."""

@@ -131,6 +131,14 @@ class Metrics:
             buckets=(1, 2, 3, 4, 5, 10),
             registry=self.registry,
         )
+        self.follow_wakeups = Counter(
+            "agentd_follow_wakeups_total",
+            "Times a follower of a run in another process read new events, by what prompted "
+            "it: notification (the running process announced events, PostgreSQL) or timer "
+            "(none came in time; SQLite's only way).",
+            ["cause"],
+            registry=self.registry,
+        )
         self.queue_depth = Gauge(
             "agentd_queue_depth",
             "Invocations waiting to be taken from the queue, as this process last saw them "
@@ -237,6 +245,12 @@ def queue_claimed(kind: str, attempt: int, waited: float | None) -> None:
         _current.queue_attempts.observe(attempt)
         if waited is not None:
             _current.queue_claim_latency.observe(max(waited, 0.0))
+
+
+def follow_woken(cause: str) -> None:
+    """Count a follower of a remote run reading on, prompted by `cause`."""
+    if _current is not None:
+        _current.follow_wakeups.labels(cause=cause).inc()
 
 
 def queue_depth(depth: int) -> None:

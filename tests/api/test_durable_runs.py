@@ -285,6 +285,10 @@ def test_a_stream_from_the_api_replica_follows_a_run_on_a_worker_and_cancel_reac
         assert [e["id"] for e in events] == [e["id"] for e in stored]  # each once, in order
         assert [f.id for f in frames[:-1]] == [str(e["seq"]) for e in stored]
         assert all(e["pid"] == worker.process.pid for e in pg_env.log("s1"))
+        # The API replica read on when the worker announced events, never by its timer.
+        wakeups = _metric(http, "agentd_follow_wakeups_total")
+        assert wakeups.get('cause="notification"', 0) >= 1
+        assert wakeups.get('cause="timer"', 0) == 0
 
         iid = _start(http, "s2")
         _wait_for_slow_step(pg_env, "s2", worker.process.pid)
@@ -367,3 +371,41 @@ def _owns_a_run(env: Env, worker: LiveServer, runs: list[tuple[str, str]]) -> bo
         for sid, _ in runs
         for e in env.log(sid)
     )
+
+
+def _metric(http: httpx.Client, name: str) -> dict[str, float]:
+    """The samples of counter `name` on the server's /metrics, by label text."""
+    samples: dict[str, float] = {}
+    for line in http.get("/metrics").text.splitlines():
+        if line.startswith(f"{name}{{"):
+            labels, _, value = line[len(name) + 1 :].partition("} ")
+            samples[labels] = float(value)
+    return samples
+
+
+def test_a_follower_on_another_replica_is_woken_by_the_running_replicas_announcements(
+    pg_env: Env,
+) -> None:
+    """A run a replica accepted itself announces its events once another process follows it
+    (FOLLOW_CHANNEL): the follower reads on when told, not on its timer."""
+    running = pg_env.server("a")
+    following = pg_env.server("b")
+    assert running.process is not None
+    with httpx.Client(base_url=running.url, timeout=30) as http:
+        iid = _start(http, "s1")
+    _wait_for_slow_step(pg_env, "s1", running.process.pid)
+    with httpx.Client(base_url=following.url, timeout=30) as http:
+        url = f"{_base('s1')}/invocations/{iid}/events"
+        with http.stream("GET", url, params={"afterSeq": 0}) as response:
+            assert response.status_code == 200
+            lines = response.iter_lines()
+            first = next(iter_sse(lines))
+            assert first.event != "done"
+            pg_env.open_gate("s1")
+            frames = [first, *iter_sse(lines)]
+        assert frames[-1].event == "done"
+        stored = _events(http, "s1")
+        assert [f.id for f in frames[:-1]] == [str(e["seq"]) for e in stored]
+        wakeups = _metric(http, "agentd_follow_wakeups_total")
+        assert wakeups.get('cause="notification"', 0) >= 1
+        assert wakeups.get('cause="timer"', 0) == 0
