@@ -409,3 +409,39 @@ def test_a_follower_on_another_replica_is_woken_by_the_running_replicas_announce
         wakeups = _metric(http, "agentd_follow_wakeups_total")
         assert wakeups.get('cause="notification"', 0) >= 1
         assert wakeups.get('cause="timer"', 0) == 0
+
+
+def test_an_answer_sent_to_the_api_replica_resumes_the_run_on_a_worker(pg_env: Env) -> None:
+    """Human in the loop across the API/worker split: the worker's run waits for a confirmation;
+    the answer posted to the API replica queues it again and a worker continues it."""
+    api = pg_env.server("api", AGENTD_RUN_INVOCATIONS="false")
+    worker = pg_env.worker("worker")
+    assert worker.process is not None
+    base = f"/apps/refund_agent/users/{USER}/sessions/s1"
+    with httpx.Client(base_url=api.url, timeout=30) as http:
+        assert http.post(f"/apps/refund_agent/users/{USER}/sessions", json={"sessionId": "s1"})
+        started = http.post(
+            f"{base}/invocations",
+            json={
+                "newMessage": {"role": "user", "parts": [{"text": "refund 150 for order A1"}]},
+                "mode": "wait",
+            },
+        )
+        assert started.status_code == 200, started.text
+        invocation = started.json()["invocation"]
+        assert invocation["status"] == "requires_action"
+        (call,) = invocation["requiredAction"]["calls"]
+        answered = http.post(
+            f"{base}/invocations/{invocation['id']}/resume",
+            json={"confirmations": [{"functionCallId": call["functionCallId"], "confirmed": True}]},
+        )
+        assert answered.status_code == 202, answered.text
+        wait_until(
+            lambda: (
+                http.get(f"{base}/invocations/{invocation['id']}").json()["status"] == "completed"
+            ),
+            timeout=30,
+        )
+        final = http.get(f"{base}/invocations/{invocation['id']}").json()
+        assert f":{worker.process.pid}:" in final["owner"]
+        assert http.get(base).json()["state"]["refunds"] == [{"order": "A1", "amount": 150.0}]
