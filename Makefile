@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test fuzz venv migrate gc bench bench-artifacts bench-load openapi sdk lint typecheck fmt clean spikes
+.PHONY: run test fuzz venv migrate gc bench bench-artifacts bench-load bench-queue openapi sdk lint typecheck fmt clean spikes
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ bench-artifacts: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench.compare --postgres
 	$(BIN)/python -m bench.pages
+
+# The invocation queue on PostgreSQL: claim latency and throughput with 1 and 2 workers.
+bench-queue: $(STAMP)
+	$(BIN)/python -m bench.queue
 
 bench-load: $(STAMP)
 	$(BIN)/python -m bench.load --db both
