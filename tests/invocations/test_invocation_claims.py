@@ -91,6 +91,7 @@ async def test_an_expired_run_is_taken_over_once_with_its_attempt_counted(
     assert waiting == 0
     (item,) = claimed
     assert item.started
+    assert item.stored.acquired  # it holds the session's lease: it runs at once
     assert item.request["newMessage"]["parts"][0]["text"] == "inv-a"
     got = (await store.get(S1, "inv-a")).invocation
     assert (got.status, got.attempt, got.owner) == (InvocationStatus.RUNNING, 2, "replica-2")
