@@ -507,3 +507,5 @@ def test_a_worker_service_runs_the_invocations_the_api_queues() -> None:
     for shared in ("AGENTD_DATABASE_URL", "AGENTD_BLOB_STORE", "AGENTD_S3_BUCKET"):
         assert worker_env[shared] == api_env[shared]
     assert "AGENTD_RUN_INVOCATIONS" not in worker_env
+    assert worker["healthcheck"] == {"disable": True}  # the image's probes HTTP
+    assert worker["stop_grace_period"] == "30s"  # above AGENTD_SHUTDOWN_GRACE_SECONDS (20)
