@@ -208,7 +208,7 @@ class InvocationStore:
                 ).marshal()
                 repository.cancel_waiting(waiting_id, error=error, now=now)
                 _answer_open_calls(db, waiting_id, pk, error, now)
-            if for_workers and on_waiting == "reject" and repository.turn(pk, now=now) is not None:
+            if for_workers and on_waiting == "reject" and repository.busy(pk):
                 raise SessionBusy("Another invocation is running on this session.")
             repository.insert({**row, "session_pk": pk})
             if for_workers:

@@ -14,6 +14,7 @@ import pytest
 from google.genai import types
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.errors import SessionBusy
 from app.invocations.models import InvocationStatus, SessionRef
 from app.invocations.store import InvocationStore, StoredInvocation
 from app.sessions.database import DatabaseSessionService
@@ -218,3 +219,23 @@ async def test_concurrent_claims_take_each_invocation_once(backend: Backend) -> 
 
     taken = [i for result in results for i in result]
     assert len(taken) == len(set(taken)) == 2  # one per session: each session's first
+
+
+async def test_reject_refuses_a_session_with_anything_queued_for_workers(backend: Backend) -> None:
+    await _create(backend.store, "inv-1", for_workers=True)
+
+    with pytest.raises(SessionBusy):
+        await backend.store.create(
+            S1,
+            invocation_id="inv-2",
+            mode="background",
+            request={},
+            request_hash="h",
+            idempotency_key=None,
+            owner="api",
+            ttl=LONG,
+            acquire=False,
+            on_waiting="reject",
+            for_workers=True,
+        )
+    assert await _claim(backend.store) == ["inv-1"]  # and inv-2 was never written

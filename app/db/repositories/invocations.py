@@ -223,6 +223,12 @@ _CANCEL_WAITING = register(
         end_time=bindparam("v_now"),
     )
 )
+#: Any queued or running invocation of the session (whoever owns it).
+_LIVE_IN_SESSION = register(
+    select(_invocations.c.id)
+    .where(_invocations.c.session_pk == bindparam("k_pk"), _IS_LIVE)
+    .limit(1)
+)
 #: Live invocations whose owner stopped renewing them (or that never had one: queued for any
 #: worker), oldest first; `_EXPIRED_FOR_CLAIM` locks them on PostgreSQL, skipping rows another
 #: process is claiming, so each is claimed by one process.
@@ -493,6 +499,10 @@ class InvocationRepository:
         reaped = [(str(r[0]), int(r[1])) for r in self._db.execute(_FAIL_EXPIRED, params).all()]
         self._db.execute(_DELETE_EXPIRED_LEASES, [{"k_now": now}])
         return reaped
+
+    def busy(self, session_pk: int) -> bool:
+        """Whether the session has a queued or running invocation."""
+        return self._db.execute(_LIVE_IN_SESSION, {"k_pk": session_pk}).scalar() is not None
 
     def expired(self, *, now: float, limit: int) -> list[Any]:
         """Up to `limit` live invocations whose lease expired, oldest first, locked for this
