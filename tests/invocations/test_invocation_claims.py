@@ -14,7 +14,7 @@ import pytest
 from google.genai import types
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.errors import SessionBusy
+from app.errors import InvocationNotFound, SessionBusy
 from app.invocations.models import InvocationStatus, SessionRef
 from app.invocations.store import InvocationStore, StoredInvocation
 from app.sessions.database import DatabaseSessionService
@@ -238,4 +238,5 @@ async def test_reject_refuses_a_session_with_anything_queued_for_workers(backend
             on_waiting="reject",
             for_workers=True,
         )
-    assert await _claim(backend.store) == ["inv-1"]  # and inv-2 was never written
+    with pytest.raises(InvocationNotFound):  # nothing was written
+        await backend.store.get(S1, "inv-2")
