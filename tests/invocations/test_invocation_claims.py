@@ -8,7 +8,6 @@ claimable at once. Expiry is exercised with already-expired leases, not by waiti
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 import pytest
 from google.genai import types
@@ -16,57 +15,27 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.errors import InvocationNotFound, SessionBusy
 from app.invocations.models import InvocationStatus, SessionRef
-from app.invocations.store import InvocationStore, StoredInvocation
-from app.sessions.database import DatabaseSessionService
+from app.invocations.store import InvocationStore
 from app.sessions.models import Event
-
-APP = "capital_agent"
-S1 = SessionRef(APP, "u1", "s1")
-S2 = SessionRef(APP, "u1", "s2")
-LONG = 600.0
-EXPIRED = -60.0
-
-
-@dataclass(frozen=True)
-class Backend:
-    store: InvocationStore
-    sessions: DatabaseSessionService
+from tests.invocations.store_helpers import (
+    APP,
+    EXPIRED,
+    LONG,
+    S1,
+    S2,
+    Backend,
+    create_invocation,
+    open_backend,
+)
 
 
 @pytest.fixture
 async def backend(db_engine: AsyncEngine) -> AsyncIterator[Backend]:
-    sessions = DatabaseSessionService(db_engine)
-    for ref in (S1, S2):
-        await sessions.create_session(
-            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
-        )
-    try:
-        yield Backend(InvocationStore(db_engine), sessions)
-    finally:
-        await sessions.close()
+    async for opened in open_backend(db_engine):
+        yield opened
 
 
-async def _create(
-    store: InvocationStore,
-    invocation_id: str,
-    *,
-    ref: SessionRef = S1,
-    acquire: bool = False,
-    ttl: float = LONG,
-    for_workers: bool = False,
-) -> StoredInvocation:
-    return await store.create(
-        ref,
-        invocation_id=invocation_id,
-        mode="background",
-        request={"newMessage": {"role": "user", "parts": [{"text": invocation_id}]}},
-        request_hash="hash",
-        idempotency_key=None,
-        owner="replica-1",
-        ttl=ttl,
-        acquire=acquire,
-        for_workers=for_workers,
-    )
+_create = create_invocation
 
 
 async def _claim(store: InvocationStore, owner: str = "replica-2", **kwargs: int) -> list[str]:

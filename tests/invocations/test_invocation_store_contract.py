@@ -5,69 +5,34 @@ negative lease durations (a lease that has already expired) instead of waiting f
 """
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.errors import InvocationNotFound, SessionNotFound
 from app.invocations.models import InvocationStatus, SessionRef
-from app.invocations.store import InvocationStore, StoredInvocation
-from app.sessions.database import DatabaseSessionService
+from app.invocations.store import InvocationStore
 from app.sessions.models import Event
-
-APP = "capital_agent"
-S1 = SessionRef(APP, "u1", "s1")
-S2 = SessionRef(APP, "u1", "s2")
-#: A lease that outlives any test.
-LONG = 600.0
-#: A lease that has already expired when it is taken: the reaper may take it at once.
-EXPIRED = -60.0
-
-
-@dataclass(frozen=True)
-class Backend:
-    """The store under test and the session service sharing its database."""
-
-    store: InvocationStore
-    sessions: DatabaseSessionService
+from tests.invocations.store_helpers import (
+    APP,
+    EXPIRED,
+    LONG,
+    S1,
+    S2,
+    Backend,
+    create_invocation,
+    open_backend,
+)
 
 
 @pytest.fixture
 async def backend(db_engine: AsyncEngine) -> AsyncIterator[Backend]:
     """An InvocationStore and a session service on one fresh database, with sessions s1 and s2."""
-    sessions = DatabaseSessionService(db_engine)
-    for ref in (S1, S2):
-        await sessions.create_session(
-            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
-        )
-    try:
-        yield Backend(InvocationStore(db_engine), sessions)
-    finally:
-        await sessions.close()
+    async for opened in open_backend(db_engine):
+        yield opened
 
 
-async def _create(
-    store: InvocationStore,
-    invocation_id: str,
-    *,
-    ref: SessionRef = S1,
-    acquire: bool = False,
-    ttl: float = LONG,
-    idempotency_key: str | None = None,
-    request_hash: str = "hash-1",
-) -> StoredInvocation:
-    return await store.create(
-        ref,
-        invocation_id=invocation_id,
-        mode="background",
-        request={"newMessage": {"role": "user", "parts": [{"text": invocation_id}]}},
-        request_hash=request_hash,
-        idempotency_key=idempotency_key,
-        owner="replica-1",
-        ttl=ttl,
-        acquire=acquire,
-    )
+_create = create_invocation
 
 
 async def _status(store: InvocationStore, invocation_id: str, ref: SessionRef = S1) -> str:
