@@ -115,7 +115,7 @@ async def resume_agent_tools(
         )
         return
     to_run = _own_calls(agent, events, set(step.values()))
-    tools = {tool.name: tool for tool in agent.canonical_tools}
+    tools = {tool.name: tool for tool in await agent.tools_in(ctx)}
     response_event = await run_function_calls(agent, ctx, to_run, tools)
     if response_event is not None:
         yield response_event

@@ -114,7 +114,7 @@ async def resume_authorized_tools(
         calls = [c for c in event.get_function_calls() if c.id in to_resume]
         if not calls:
             continue
-        tools = {tool.name: tool for tool in agent.canonical_tools}
+        tools = {tool.name: tool for tool in await agent.tools_in(ctx)}
         response_event = await run_function_calls(agent, ctx, calls, tools)
         if response_event is None:
             return

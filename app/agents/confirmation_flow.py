@@ -122,7 +122,7 @@ def request_client_input(
     inner, passed = passed_up_parts(response_event)
     parts += inner
     answered = {r.id for r in response_event.get_function_responses()} if response_event else set()
-    tools = {tool.name: tool for tool in agent.canonical_tools}
+    tools = {tool.name: tool for tool in agent.tools_known(ctx)}
     results = [
         call.id
         for call in calls
@@ -214,7 +214,7 @@ async def resume_confirmed_tools(
     group = {rid: r for rid, r in live.items() if r.original_id in step_ids}
     unanswered = [r for r in group.values() if r.answer is None]
     if unanswered:
-        tools = {tool.name: tool for tool in agent.canonical_tools}
+        tools = {tool.name: tool for tool in await agent.tools_in(ctx)}
         results = [
             c.id or ""
             for c in step
@@ -236,7 +236,7 @@ async def resume_confirmed_tools(
         assert request.answer is not None
         confirmations[request.original_id] = request.answer
     to_run = [c for c in step if c.id in confirmations]
-    tools = {tool.name: tool for tool in agent.canonical_tools}
+    tools = {tool.name: tool for tool in await agent.tools_in(ctx)}
     response_event = await run_function_calls(agent, ctx, to_run, tools, confirmations)
     if response_event is not None:
         yield response_event

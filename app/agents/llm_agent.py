@@ -48,13 +48,14 @@ from app.observability.metrics import record_llm_call
 from app.planners.base_planner import BasePlanner
 from app.sessions.models import Event, EventActions
 from app.tools.base_tool import BaseTool
+from app.tools.base_toolset import BaseToolset
 from app.tools.builtin import transfer_to_agent
 from app.tools.function_tool import FunctionTool
 from app.tools.set_model_response_tool import SetModelResponseTool, structured_answer
 
 InstructionProvider = Callable[[ReadonlyContext], str | Awaitable[str]]
 StaticInstruction = str | types.Content | types.Part | list[str | types.Part]
-ToolUnion = Callable[..., Any] | BaseTool
+ToolUnion = Callable[..., Any] | BaseTool | BaseToolset
 
 
 class LlmAgent(BaseAgent):
@@ -102,12 +103,41 @@ class LlmAgent(BaseAgent):
 
     @property
     def canonical_tools(self) -> list[BaseTool]:
-        """The tools as BaseTool instances (plain functions wrapped once, not on every step)."""
+        """The tools as BaseTool instances (plain functions wrapped once, not on every step);
+        toolsets' tools are known only once resolved (`tools_in`)."""
         key = tuple(map(id, self.tools))
         if self._canonical_tools is None or self._canonical_tools[0] != key:
-            wrapped = [t if isinstance(t, BaseTool) else FunctionTool(t) for t in self.tools]
+            wrapped = [
+                t if isinstance(t, BaseTool) else FunctionTool(t)
+                for t in self.tools
+                if not isinstance(t, BaseToolset)
+            ]
             self._canonical_tools = (key, wrapped)
         return list(self._canonical_tools[1])
+
+    async def tools_in(self, ctx: InvocationContext) -> list[BaseTool]:
+        """The tools, toolsets resolved (ADK's async `canonical_tools`): each toolset is asked
+        once per invocation, before this agent's first model call, in `tools` order."""
+        resolved = ctx.shared.resolved_tools.get(self.name)
+        if resolved is not None:
+            return list(resolved)
+        if not any(isinstance(t, BaseToolset) for t in self.tools):
+            return self.canonical_tools
+        readonly = ReadonlyContext(ctx)
+        tools: list[BaseTool] = []
+        wrapped = iter(self.canonical_tools)
+        for tool in self.tools:
+            if isinstance(tool, BaseToolset):
+                tools.extend(await tool.get_tools_with_prefix(readonly))
+            else:
+                tools.append(next(wrapped))
+        ctx.shared.resolved_tools[self.name] = tools
+        return list(tools)
+
+    def tools_known(self, ctx: InvocationContext) -> list[BaseTool]:
+        """The tools as far as this invocation resolved them (`tools_in`), for sync callers."""
+        resolved = ctx.shared.resolved_tools.get(self.name)
+        return list(resolved) if resolved is not None else self.canonical_tools
 
     def transfer_targets(self) -> list[BaseAgent]:
         """Agents this one may hand the conversation to."""
@@ -184,7 +214,7 @@ class LlmAgent(BaseAgent):
         calls = last.get_function_calls()
         if last.partial or not calls:
             return
-        tools = {tool.name: tool for tool in self.canonical_tools}
+        tools = {tool.name: tool for tool in await self.tools_in(ctx)}
         async for event in self._after_response(ctx, last, tools, outcome, calls=calls):
             yield event
 
@@ -273,7 +303,7 @@ class LlmAgent(BaseAgent):
             apply_planner(self.planner, readonly, llm_request)
         if self.code_executor is not None:
             apply_code_executor(self.code_executor, llm_request)
-        tools = self.canonical_tools
+        tools = await self.tools_in(ctx)
         if schema_by_tool:
             tools.append(SetModelResponseTool(self.output_schema))
             llm_request.append_instructions([_SET_MODEL_RESPONSE_INSTRUCTION])
@@ -364,7 +394,8 @@ class LlmAgent(BaseAgent):
             event.long_running_tool_ids = [
                 c.id or ""
                 for c in calls
-                if isinstance(tool := _tool_named(self, c.name), BaseTool) and tool.is_long_running
+                if isinstance(tool := _tool_named(self, ctx, c.name), BaseTool)
+                and tool.is_long_running
             ]
         return event
 
@@ -425,8 +456,8 @@ class _StepOutcome:
         self.done = False
 
 
-def _tool_named(agent: LlmAgent, name: str | None) -> BaseTool | None:
-    return next((t for t in agent.canonical_tools if t.name == name), None)
+def _tool_named(agent: LlmAgent, ctx: InvocationContext, name: str | None) -> BaseTool | None:
+    return next((t for t in agent.tools_known(ctx) if t.name == name), None)
 
 
 async def _resolve_instruction(

@@ -91,6 +91,8 @@ class InvocationShared:
     #: The run continues an invocation whose process died (Runner `recover`): the first agent
     #: that starts runs the calls its last model response left without responses.
     recovering: bool = False
+    #: Each LlmAgent's tools with its toolsets resolved, by agent name (once per invocation).
+    resolved_tools: dict[str, list[Any]] = field(default_factory=dict)
     #: Artifact versions saved in this invocation whose carrying event has not committed yet.
     pending_artifacts: dict[tuple[str, int], NewArtifactVersion] = field(default_factory=dict)
 

@@ -231,6 +231,7 @@ class InvocationManager:
                 run.handed_back = True
                 run.task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._registry.close()  # toolsets: MCP sessions and their subprocesses
         await self._outcomes.close()
         if self._announcer is not None:
             self._announcer.cancel()

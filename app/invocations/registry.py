@@ -12,6 +12,7 @@ naming the file and the error, not a bare 500.
 
 import importlib
 import importlib.machinery
+import logging
 import importlib.util
 import re
 import sys
@@ -25,6 +26,9 @@ from app.agents.base_agent import BaseAgent
 from app.agents.config_agent_utils import from_config
 from app.errors import AppLoadError, AppNotFound
 from app.invocations.runner import App
+from app.tools.base_toolset import BaseToolset
+
+logger = logging.getLogger("agentd.apps")
 
 # AppLoadError is re-exported: callers of the catalogue catch it from here.
 __all__ = ["REQUIRE_TTL_SECONDS", "AppInfo", "AppLoadError", "AppRegistry"]
@@ -89,6 +93,22 @@ class AppRegistry:
             if app_name not in self._loaded:
                 self._loaded[app_name] = self._import(app_name)
             return self._loaded[app_name]
+
+    async def close(self) -> None:
+        """Close the toolsets of every loaded app's agents (MCP sessions, their subprocesses);
+        one that fails to close is logged, the others still close."""
+        with self._lock:
+            apps = list(self._loaded.values())
+        seen: set[int] = set()
+        for app in apps:
+            for agent in (app.root_agent, *app.root_agent.sub_agents_deep()):
+                for tool in getattr(agent, "tools", ()):
+                    if isinstance(tool, BaseToolset) and id(tool) not in seen:
+                        seen.add(id(tool))
+                        try:
+                            await tool.close()
+                        except Exception:
+                            logger.exception("closing a toolset of app %s failed", app.name)
 
     def _import(self, app_name: str) -> App:
         folder = self._agents_dir / app_name

@@ -2,6 +2,7 @@
 
 from app.tools.agent_tool import AgentTool
 from app.tools.base_tool import BaseTool
+from app.tools.base_toolset import BaseToolset, ToolPredicate
 from app.tools.builtin import exit_loop, transfer_to_agent
 from app.tools.example_tool import ExampleTool
 from app.tools.function_tool import FunctionTool
@@ -17,11 +18,13 @@ from app.tools.tool_context import ToolContext
 __all__ = [
     "AgentTool",
     "BaseTool",
+    "BaseToolset",
     "ExampleTool",
     "FunctionTool",
     "LongRunningFunctionTool",
     "ToolConfirmation",
     "ToolContext",
+    "ToolPredicate",
     "exit_loop",
     "get_user_choice",
     "google_search",
