@@ -12,8 +12,8 @@ naming the file and the error, not a bare 500.
 
 import importlib
 import importlib.machinery
-import logging
 import importlib.util
+import logging
 import re
 import sys
 import threading
