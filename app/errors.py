@@ -275,6 +275,23 @@ class ModelUnavailable(ModelError):
     retryable = True
 
 
+class ToolCallFailed(AgentdError):
+    """A tool failed in a way the model is told about: when no on_tool_error callback answers,
+    the call's function response is `{"error": <this problem>}` and the invocation goes on."""
+
+    problem_type = "tool-call-failed"
+    status_code_ = 502
+    default_title = "The tool call failed."
+
+
+class McpToolFailed(ToolCallFailed):
+    """An MCP server answered a tool call with an error, or could not be reached (it died, its
+    session broke, the call timed out)."""
+
+    problem_type = "mcp-tool-failed"
+    default_title = "The MCP tool call failed."
+
+
 class ModelRequestRejected(ModelError):
     """The provider rejected the request (4xx other than 429: bad request, auth, not found)."""
 

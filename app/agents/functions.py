@@ -19,6 +19,7 @@ from google.genai import types
 from app.agents.callbacks import dispatch
 from app.contexts.invocation import InvocationContext
 from app.contexts.tool import ToolContext
+from app.errors import ToolCallFailed
 from app.observability.metrics import record_tool_call
 from app.sessions.models import Event, EventActions
 from app.sessions.tool_confirmation import ToolConfirmation
@@ -123,7 +124,9 @@ async def _execute_tool(
                 callback_kwargs={**callback_kwargs, "error": error},
             )
             if result is None:
-                raise
+                if not isinstance(error, ToolCallFailed):
+                    raise
+                result = {"error": error.marshal()}  # the model is told; the invocation goes on
         else:
             record_tool_call(ctx.app_name, tool.name, "ok")
         if result is None and tool.is_long_running:
