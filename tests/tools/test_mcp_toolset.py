@@ -3,17 +3,13 @@ mcp_test_server.py), over stdio and streamable HTTP, driven by a scripted model 
 acceptance 1-3 below HTTP; tests/api/test_mcp_toolset_http.py goes through /run)."""
 
 import asyncio
-import json
 import os
 import signal
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from app.agents import LlmAgent
@@ -27,9 +23,7 @@ from app.tools.mcp_tool import (
     StreamableHTTPConnectionParams,
 )
 from tests.engine.helpers import ScriptModel, calls_response, run_turn, text_response
-from tests.live_server import free_port
-
-SERVER = Path(__file__).with_name("mcp_test_server.py")
+from tests.tools.mcp_servers import SERVER, alive, calls, http_server, server_pids
 
 
 def _stdio(directory: Path) -> StdioConnectionParams:
@@ -41,27 +35,6 @@ def _stdio(directory: Path) -> StdioConnectionParams:
         ),
         timeout=30,
     )
-
-
-def _calls(directory: Path) -> list[dict[str, Any]]:
-    path = directory / "calls.log"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def _alive_servers(directory: Path) -> list[int]:
-    """The pids of test servers started for `directory` that still run."""
-    alive = []
-    for pid_file in directory.glob("server-*.pid"):
-        pid = int(pid_file.read_text())
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            continue
-        status = Path(f"/proc/{pid}/status")
-        if status.exists() and "State:\tZ" in status.read_text():
-            continue  # a zombie counts too, below
-        alive.append(pid)
-    return alive
 
 
 def _responses(events: list[Event]) -> list[tuple[str | None, Any]]:
@@ -106,7 +79,7 @@ async def test_two_tools_over_stdio_and_their_answers_reach_the_model(
         if p.function_response
     ]
     assert seen == [("add", {"result": 5}), ("shout", {"result": "HI!"})]
-    assert [c["tool"] for c in _calls(tmp_path)] == ["add", "shout"]
+    assert [c["tool"] for c in calls(tmp_path)] == ["add", "shout"]
 
 
 async def test_a_tool_filter_hides_the_other_tools(tmp_path: Path) -> None:
@@ -150,10 +123,10 @@ async def test_a_killed_server_gives_a_typed_error_then_the_next_call_works(
     await runner.session_service.create_session(app_name="app", user_id="u", session_id="s")
     turn = asyncio.create_task(run_turn(runner, "sleep"))
     for _ in range(600):
-        if any(c.get("event") == "start" for c in _calls(tmp_path)):
+        if any(c.get("event") == "start" for c in calls(tmp_path)):
             break
         await asyncio.sleep(0.05)
-    (first,) = _alive_servers(tmp_path)
+    (first,) = alive(server_pids(tmp_path))
     os.kill(first, signal.SIGKILL)
     events = await asyncio.wait_for(turn, 30)
 
@@ -165,15 +138,15 @@ async def test_a_killed_server_gives_a_typed_error_then_the_next_call_works(
     model.requests.clear()
     again = await run_turn(runner, "add")
     assert _responses(again) == [("add", {"result": 2})]
-    (second,) = _alive_servers(tmp_path)
+    (second,) = alive(server_pids(tmp_path))
     assert second != first  # a new session, a new server
 
     await stdio_toolset.close()
     for _ in range(100):
-        if not _alive_servers(tmp_path):
+        if not alive(server_pids(tmp_path)):
             break
         await asyncio.sleep(0.05)
-    assert _alive_servers(tmp_path) == []
+    assert alive(server_pids(tmp_path)) == []
 
 
 async def test_cancelling_the_invocation_cancels_the_call_on_the_server(
@@ -185,55 +158,34 @@ async def test_cancelling_the_invocation_cancels_the_call_on_the_server(
     await runner.session_service.create_session(app_name="app", user_id="u", session_id="s")
     turn = asyncio.create_task(run_turn(runner, "sleep"))
     for _ in range(600):
-        if any(c.get("event") == "start" for c in _calls(tmp_path)):
+        if any(c.get("event") == "start" for c in calls(tmp_path)):
             break
         await asyncio.sleep(0.05)
     turn.cancel()
     with pytest.raises(asyncio.CancelledError):
         await turn
     for _ in range(100):
-        if any(c.get("event") == "cancelled" for c in _calls(tmp_path)):
+        if any(c.get("event") == "cancelled" for c in calls(tmp_path)):
             break
         await asyncio.sleep(0.05)
-    assert [c.get("event") for c in _calls(tmp_path) if c["tool"] == "snooze"] == [
+    assert [c.get("event") for c in calls(tmp_path) if c["tool"] == "snooze"] == [
         "start",
         "cancelled",
     ]
 
 
 @pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    env = {**os.environ, "MCP_TEST_DIR": str(tmp_path)}
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "http", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(url, timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise
-                time.sleep(0.05)
+def http_url(tmp_path: Path) -> Iterator[str]:
+    with http_server(tmp_path) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
-async def test_streamable_http_with_per_user_headers(tmp_path: Path, http_server: str) -> None:
+async def test_streamable_http_with_per_user_headers(tmp_path: Path, http_url: str) -> None:
     def headers(context: ReadonlyContext) -> dict[str, str]:
         return {"X-User": context.user_id}
 
     toolset = MCPToolset(
-        connection_params=StreamableHTTPConnectionParams(url=http_server, timeout=30),
+        connection_params=StreamableHTTPConnectionParams(url=http_url, timeout=30),
         header_provider=headers,
     )
     try:
@@ -242,6 +194,6 @@ async def test_streamable_http_with_per_user_headers(tmp_path: Path, http_server
         )
         _, events = await _turn(LlmAgent(name="a", model=model, tools=[toolset]))
         assert _responses(events) == [("whoami", {"result": "u"}), ("add", {"result": 9})]
-        assert [c.get("user") for c in _calls(tmp_path) if c["tool"] == "whoami"] == ["u"]
+        assert [c.get("user") for c in calls(tmp_path) if c["tool"] == "whoami"] == ["u"]
     finally:
         await toolset.close()

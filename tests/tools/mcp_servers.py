@@ -1,0 +1,65 @@
+"""Starting and watching tests/tools/mcp_test_server.py, for the MCP tests."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.live_server import free_port
+
+SERVER = Path(__file__).with_name("mcp_test_server.py")
+
+
+def calls(directory: Path) -> list[dict[str, Any]]:
+    """The calls the test servers of `directory` served, in order."""
+    path = directory / "calls.log"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def server_pids(directory: Path) -> list[int]:
+    """Every test server started for `directory` (pid files)."""
+    return [int(p.read_text()) for p in directory.glob("server-*.pid")]
+
+
+def alive(pids: list[int]) -> list[int]:
+    """Those of `pids` that still run (a zombie counts as gone)."""
+    running = []
+    for pid in pids:
+        status = Path(f"/proc/{pid}/status")
+        if status.exists() and "State:\tZ" not in status.read_text():
+            running.append(pid)
+    return running
+
+
+@contextmanager
+def http_server(directory: Path) -> Iterator[str]:
+    """The test server over streamable HTTP on a free loopback port; yields its URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "http", str(port)],
+        env={**os.environ, "MCP_TEST_DIR": str(directory)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(url, timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise
+                time.sleep(0.05)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
