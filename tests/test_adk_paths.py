@@ -31,6 +31,15 @@ from app.sessions.database import DatabaseSessionService
 from app.sessions.in_memory import InMemorySessionService
 from app.sessions.models import Event, EventActions, Session
 from app.sessions.state import State
+from app.tools.base_toolset import BaseToolset, ToolPredicate
+from app.tools.mcp_tool.mcp_session_manager import (
+    MCPSessionManager,
+    SseConnectionParams,
+    StdioConnectionParams,
+    StreamableHTTPConnectionParams,
+)
+from app.tools.mcp_tool.mcp_tool import MCPTool
+from app.tools.mcp_tool.mcp_toolset import MCPToolset
 from app.tools.tool_configs import BaseToolConfig, ToolArgsConfig, ToolConfig
 from tests.engine.helpers import run_turn, texts
 
@@ -107,6 +116,25 @@ ADK_PATHS: list[tuple[str, str, object]] = [
     ("app.tools.tool_configs", "ToolConfig", ToolConfig),
     ("app.tools.tool_configs", "ToolArgsConfig", ToolArgsConfig),
     ("app.tools.tool_configs", "BaseToolConfig", BaseToolConfig),
+    ("app.tools.base_toolset", "BaseToolset", BaseToolset),
+    ("app.tools.base_toolset", "ToolPredicate", ToolPredicate),
+    ("app.tools", "BaseToolset", BaseToolset),
+    ("app.tools.mcp_tool", "MCPToolset", MCPToolset),
+    ("app.tools.mcp_tool", "McpToolset", MCPToolset),
+    ("app.tools.mcp_tool", "StdioConnectionParams", StdioConnectionParams),
+    ("app.tools.mcp_tool", "SseConnectionParams", SseConnectionParams),
+    ("app.tools.mcp_tool", "StreamableHTTPConnectionParams", StreamableHTTPConnectionParams),
+    ("app.tools.mcp_tool.mcp_toolset", "MCPToolset", MCPToolset),
+    ("app.tools.mcp_tool.mcp_toolset", "McpToolset", MCPToolset),
+    ("app.tools.mcp_tool.mcp_tool", "MCPTool", MCPTool),
+    ("app.tools.mcp_tool.mcp_session_manager", "MCPSessionManager", MCPSessionManager),
+    ("app.tools.mcp_tool.mcp_session_manager", "StdioConnectionParams", StdioConnectionParams),
+    ("app.tools.mcp_tool.mcp_session_manager", "SseConnectionParams", SseConnectionParams),
+    (
+        "app.tools.mcp_tool.mcp_session_manager",
+        "StreamableHTTPConnectionParams",
+        StreamableHTTPConnectionParams,
+    ),
     ("app.memory", "BaseMemoryService", BaseMemoryService),
     ("app.memory", "InMemoryMemoryService", InMemoryMemoryService),
     ("app.memory.base_memory_service", "BaseMemoryService", BaseMemoryService),
