@@ -21,6 +21,7 @@ from app import __version__
 from app.api import apps, artifacts, health, invocations, memory, metrics, runs, sessions
 from app.api.deps import authenticate
 from app.api.errors import complete_problem, http_exception_with_full_allow
+from app.api.mcp_server import McpEndpoint
 from app.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
 from app.api.openapi import document_problems
 from app.errors import InternalError
@@ -49,6 +50,7 @@ def _operation_id(route: APIRoute) -> str:
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the FastAPI app for `settings` (default: from the environment)."""
     settings = settings or get_settings()
+    mcp = McpEndpoint()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -74,7 +76,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 # Performance).
                 gc.freeze()
                 try:
-                    yield
+                    async with mcp.run():
+                        yield
                 finally:
                     gc.unfreeze()
         finally:
@@ -125,6 +128,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Routes are matched in order, one by one: the per-turn ones (/run, /run_sse) go first.
     for module in (runs, apps, sessions, artifacts, invocations, memory, metrics):
         app.include_router(module.router, dependencies=authenticated)
+    mcp.add_to(app)
     setup_tracing(app)
     return app
 
