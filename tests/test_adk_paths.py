@@ -40,6 +40,8 @@ from app.tools.mcp_tool.mcp_session_manager import (
 )
 from app.tools.mcp_tool.mcp_tool import MCPTool
 from app.tools.mcp_tool.mcp_toolset import MCPToolset
+from app.tools.openapi_tool import OpenAPIToolset, RestApiTool
+from app.tools.openapi_tool.auth import auth_helpers
 from app.tools.tool_configs import BaseToolConfig, ToolArgsConfig, ToolConfig
 from tests.engine.helpers import run_turn, texts
 
@@ -140,6 +142,21 @@ ADK_PATHS: list[tuple[str, str, object]] = [
     ("app.memory.base_memory_service", "BaseMemoryService", BaseMemoryService),
     ("app.memory.base_memory_service", "SearchMemoryResponse", SearchMemoryResponse),
     ("app.memory.in_memory_memory_service", "InMemoryMemoryService", InMemoryMemoryService),
+    ("app.tools.openapi_tool", "OpenAPIToolset", OpenAPIToolset),
+    ("app.tools.openapi_tool", "RestApiTool", RestApiTool),
+    ("app.tools.openapi_tool.openapi_spec_parser", "OpenAPIToolset", OpenAPIToolset),
+    ("app.tools.openapi_tool.openapi_spec_parser", "RestApiTool", RestApiTool),
+    (
+        "app.tools.openapi_tool.openapi_spec_parser.openapi_toolset",
+        "OpenAPIToolset",
+        OpenAPIToolset,
+    ),
+    ("app.tools.openapi_tool.openapi_spec_parser.rest_api_tool", "RestApiTool", RestApiTool),
+    (
+        "app.tools.openapi_tool.auth.auth_helpers",
+        "token_to_scheme_credential",
+        auth_helpers.token_to_scheme_credential,
+    ),
 ]
 
 
