@@ -39,21 +39,21 @@ def alive(pids: list[int]) -> list[int]:
 
 
 @contextmanager
-def http_server(directory: Path) -> Iterator[str]:
-    """The test server over streamable HTTP on a free loopback port; yields its URL."""
+def http_server(directory: Path, transport: str = "http") -> Iterator[str]:
+    """The test server over streamable HTTP (or `sse`) on a free loopback port; its URL."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, str(SERVER), "http", str(port)],
+        [sys.executable, str(SERVER), transport, str(port)],
         env={**os.environ, "MCP_TEST_DIR": str(directory)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    url = f"http://127.0.0.1:{port}/mcp"
+    url = f"http://127.0.0.1:{port}/{'mcp' if transport == 'http' else 'sse'}"
     try:
         deadline = time.monotonic() + 30
         while True:
             try:
-                httpx.get(url, timeout=1)
+                httpx.head(url, timeout=1)
                 break
             except httpx.TransportError:
                 if time.monotonic() > deadline or process.poll() is not None:

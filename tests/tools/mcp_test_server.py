@@ -1,6 +1,7 @@
 """An MCP server for the MCPToolset tests, written with the `mcp` SDK.
 
-`python mcp_test_server.py stdio` or `python mcp_test_server.py http <port>`. It writes its pid
+`python mcp_test_server.py stdio`, `... http <port>` (streamable HTTP at /mcp) or
+`... sse <port>` (HTTP + SSE at /sse). It writes its pid
 to `$MCP_TEST_DIR/server-<pid>.pid` (so a test can find and kill it, and count what is left) and
 each call it serves to `$MCP_TEST_DIR/calls.log`. Tools: `add`, `shout`, `whoami` (the
 `X-User` header of the HTTP request, if any), `snooze` (sleeps; a cancelled call is logged),
@@ -88,5 +89,7 @@ if __name__ == "__main__":
     (DIR / f"server-{os.getpid()}.pid").write_text(str(os.getpid()))
     if sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif sys.argv[1] == "sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

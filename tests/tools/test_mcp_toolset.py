@@ -18,6 +18,7 @@ from app.runners import InMemoryRunner
 from app.sessions.models import Event
 from app.tools.mcp_tool import (
     MCPToolset,
+    SseConnectionParams,
     StdioConnectionParams,
     StdioServerParameters,
     StreamableHTTPConnectionParams,
@@ -195,5 +196,32 @@ async def test_streamable_http_with_per_user_headers(tmp_path: Path, http_url: s
         _, events = await _turn(LlmAgent(name="a", model=model, tools=[toolset]))
         assert _responses(events) == [("whoami", {"result": "u"}), ("add", {"result": 9})]
         assert [c.get("user") for c in calls(tmp_path) if c["tool"] == "whoami"] == ["u"]
+    finally:
+        await toolset.close()
+
+
+async def test_the_older_sse_transport(tmp_path: Path) -> None:
+    with http_server(tmp_path, "sse") as url:
+        toolset = MCPToolset(connection_params=SseConnectionParams(url=url, timeout=30))
+        try:
+            model = ScriptModel(
+                replies=[calls_response(("add", {"a": 20, "b": 22})), text_response("42")]
+            )
+            _, events = await _turn(LlmAgent(name="a", model=model, tools=[toolset]))
+            assert _responses(events) == [("add", {"result": 42})]
+        finally:
+            await toolset.close()
+
+
+async def test_a_call_past_its_timeout_is_a_tool_error(tmp_path: Path) -> None:
+    toolset = MCPToolset(connection_params=_stdio(tmp_path), timeout_seconds=0.5)
+    try:
+        model = ScriptModel(
+            replies=[calls_response(("snooze", {"seconds": 5})), text_response("gave up")]
+        )
+        _, events = await _turn(LlmAgent(name="a", model=model, tools=[toolset]))
+        ((name, response),) = _responses(events)
+        assert name == "snooze"
+        assert response["error"]["type"] == "mcp-tool-failed"
     finally:
         await toolset.close()
