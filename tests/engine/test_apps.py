@@ -36,11 +36,14 @@ SHIPPED = {
 #: to set) is tested with the provider variables cleared, in
 #: tests/models/test_provider_example_apps.py.
 PROVIDER_APPS = ("openai_agent", "claude_agent")
+#: Apps whose tools come from a server agentd starts (an MCP server over stdio); tested over
+#: HTTP, where the server process's life is agentd's, in tests/api/test_mcp_toolset_http.py.
+TOOLSET_APPS = ("notes_agent",)
 
 
 def test_every_shipped_app_is_listed() -> None:
     listed = [a.name for a in AppRegistry(AGENTS).list_apps()]
-    assert listed == sorted([*SHIPPED, *PROVIDER_APPS])
+    assert listed == sorted([*SHIPPED, *PROVIDER_APPS, *TOOLSET_APPS])
 
 
 @pytest.mark.parametrize("app_name", sorted(SHIPPED))
