@@ -21,7 +21,7 @@ from app import __version__
 from app.api import apps, artifacts, health, invocations, memory, metrics, runs, sessions
 from app.api.deps import authenticate
 from app.api.errors import complete_problem, http_exception_with_full_allow
-from app.api.mcp_server import McpEndpoint
+from app.api.mcp_route import LazyMcpRoute
 from app.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
 from app.api.openapi import document_problems
 from app.errors import InternalError
@@ -50,7 +50,7 @@ def _operation_id(route: APIRoute) -> str:
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the FastAPI app for `settings` (default: from the environment)."""
     settings = settings or get_settings()
-    mcp = McpEndpoint()
+    mcp = LazyMcpRoute()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -76,7 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 # Performance).
                 gc.freeze()
                 try:
-                    async with mcp.run():
+                    async with mcp.serving():
                         yield
                 finally:
                     gc.unfreeze()

@@ -30,7 +30,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
-from fastapi import FastAPI
 from google.genai import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -70,7 +69,6 @@ from app.wire import ID_PATTERN, WireModel, check_storable
 logger = logging.getLogger("agentd.mcp")
 
 #: The route, beside the app's REST resources.
-PATH = "/apps/{app_name}/mcp"
 #: The one tool an app is served as.
 TOOL_NAME = "run"
 
@@ -107,7 +105,8 @@ class RunArguments(WireModel):
 
 
 class McpEndpoint:
-    """The ASGI app behind `PATH`: authenticates and authorizes, then lets the MCP SDK serve."""
+    """What `/apps/{app_name}/mcp` serves (`app.api.mcp_route` starts it on first use):
+    authenticates and authorizes, then lets the MCP SDK serve."""
 
     def __init__(self) -> None:
         self.server: Server[dict[str, Any]] = Server(
@@ -119,12 +118,6 @@ class McpEndpoint:
         transport_logger = logging.getLogger("mcp.server.streamable_http")
         if transport_logger.level == logging.NOTSET:
             transport_logger.setLevel(logging.WARNING)
-
-    def add_to(self, app: FastAPI) -> None:
-        """Route `PATH` to this endpoint (JSON-RPC, so not in the OpenAPI document)."""
-        # Starlette serves a route whose endpoint is not a function as an ASGI app; the
-        # annotation of `add_route` names only request handlers.
-        app.add_route(PATH, self, methods=["POST"], include_in_schema=False)  # type: ignore[arg-type]
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
