@@ -113,20 +113,27 @@ async def test_an_error_result_and_an_image(stdio_toolset: MCPToolset) -> None:
     assert (artifact.inline_data.data or b"").startswith(b"\x89PNG")
 
 
+async def _snoozing(
+    agent: LlmAgent, directory: Path
+) -> tuple[InMemoryRunner, "asyncio.Task[list[Event]]"]:
+    """A turn whose model called `snooze`, once the server has started it."""
+    runner = InMemoryRunner(agent, app_name="app")
+    await runner.session_service.create_session(app_name="app", user_id="u", session_id="s")
+    turn = asyncio.create_task(run_turn(runner, "sleep"))
+    for _ in range(600):
+        if any(c.get("event") == "start" for c in calls(directory)):
+            break
+        await asyncio.sleep(0.05)
+    return runner, turn
+
+
 async def test_a_killed_server_gives_a_typed_error_then_the_next_call_works(
     tmp_path: Path, stdio_toolset: MCPToolset
 ) -> None:
     model = ScriptModel(
         replies=[calls_response(("snooze", {"seconds": 30})), text_response("after")]
     )
-    agent = LlmAgent(name="a", model=model, tools=[stdio_toolset])
-    runner = InMemoryRunner(agent, app_name="app")
-    await runner.session_service.create_session(app_name="app", user_id="u", session_id="s")
-    turn = asyncio.create_task(run_turn(runner, "sleep"))
-    for _ in range(600):
-        if any(c.get("event") == "start" for c in calls(tmp_path)):
-            break
-        await asyncio.sleep(0.05)
+    runner, turn = await _snoozing(LlmAgent(name="a", model=model, tools=[stdio_toolset]), tmp_path)
     (first,) = alive(server_pids(tmp_path))
     os.kill(first, signal.SIGKILL)
     events = await asyncio.wait_for(turn, 30)
@@ -154,14 +161,7 @@ async def test_cancelling_the_invocation_cancels_the_call_on_the_server(
     tmp_path: Path, stdio_toolset: MCPToolset
 ) -> None:
     model = ScriptModel(replies=[calls_response(("snooze", {"seconds": 30}))])
-    agent = LlmAgent(name="a", model=model, tools=[stdio_toolset])
-    runner = InMemoryRunner(agent, app_name="app")
-    await runner.session_service.create_session(app_name="app", user_id="u", session_id="s")
-    turn = asyncio.create_task(run_turn(runner, "sleep"))
-    for _ in range(600):
-        if any(c.get("event") == "start" for c in calls(tmp_path)):
-            break
-        await asyncio.sleep(0.05)
+    _, turn = await _snoozing(LlmAgent(name="a", model=model, tools=[stdio_toolset]), tmp_path)
     turn.cancel()
     with pytest.raises(asyncio.CancelledError):
         await turn
