@@ -106,6 +106,17 @@ class Settings(BaseSettings):
         description="How many invocations this process takes over from the queue at once "
         "(runs it accepts itself are not capped by it).",
     )
+    worker_metrics_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="`agentd worker` only: serve Prometheus metrics (/metrics, no "
+        "authentication) on this port; unset: none.",
+    )
+    worker_metrics_host: str = Field(
+        default="127.0.0.1",
+        description="The address the worker's metrics listen on (0.0.0.0 in a container).",
+    )
     shutdown_grace_seconds: float = Field(
         default=20,
         ge=0,

@@ -17,7 +17,14 @@ import httpx
 import pytest
 
 from tests.conftest import fresh_pg_url
-from tests.live_server import LiveServer, WorkerProcess, build_agents_dir, iter_sse, wait_until
+from tests.live_server import (
+    LiveServer,
+    WorkerProcess,
+    build_agents_dir,
+    free_port,
+    iter_sse,
+    wait_until,
+)
 from tests.pgserver import PostgresServer
 
 APP = "durable_agent"
@@ -211,6 +218,8 @@ def test_a_run_killed_mid_tool_completes_on_the_other_replica_at_attempt_2(pg_en
     pg_env.open_gate("s1")
     with httpx.Client(base_url=second.url, timeout=30) as http:
         _check_the_takeover(pg_env, http, "s1", iid, first.process.pid, second.process.pid)
+        assert _metric(http, "agentd_queue_claims_total") == {'kind="takeover"': 1.0}
+        assert _metric(http, "agentd_queue_attempts_sum") == {"": 2.0}
 
 
 # -- 2. the same on SQLite, with a restart of the only process --------------------------------
@@ -264,7 +273,8 @@ def test_a_stream_from_the_api_replica_follows_a_run_on_a_worker_and_cancel_reac
     pg_env: Env,
 ) -> None:
     api = pg_env.server("api", AGENTD_RUN_INVOCATIONS="false")
-    worker = pg_env.worker("worker")
+    metrics_port = free_port()
+    worker = pg_env.worker("worker", AGENTD_WORKER_METRICS_PORT=str(metrics_port))
     assert worker.process is not None
     assert api.process is not None
     with httpx.Client(base_url=api.url, timeout=60) as http:
@@ -289,6 +299,11 @@ def test_a_stream_from_the_api_replica_follows_a_run_on_a_worker_and_cancel_reac
         wakeups = _metric(http, "agentd_follow_wakeups_total")
         assert wakeups.get('cause="notification"', 0) >= 1
         assert wakeups.get('cause="timer"', 0) == 0
+        # The worker's own metrics (it serves no API): what it took from the queue, how fast.
+        with httpx.Client(base_url=f"http://127.0.0.1:{metrics_port}", timeout=10) as scrape:
+            assert _metric(scrape, "agentd_queue_claims_total") == {'kind="queued"': 1.0}
+            assert _metric(scrape, "agentd_queue_claim_latency_seconds_count") == {"": 1.0}
+            assert "agentd_queue_depth" in scrape.get("/metrics").text
 
         iid = _start(http, "s2")
         _wait_for_slow_step(pg_env, "s2", worker.process.pid)
@@ -374,12 +389,14 @@ def _owns_a_run(env: Env, worker: LiveServer, runs: list[tuple[str, str]]) -> bo
 
 
 def _metric(http: httpx.Client, name: str) -> dict[str, float]:
-    """The samples of counter `name` on the server's /metrics, by label text."""
+    """The samples of `name` on the server's /metrics, by label text ("" without labels)."""
     samples: dict[str, float] = {}
     for line in http.get("/metrics").text.splitlines():
         if line.startswith(f"{name}{{"):
             labels, _, value = line[len(name) + 1 :].partition("} ")
             samples[labels] = float(value)
+        elif line.startswith(f"{name} "):
+            samples[""] = float(line.split()[-1])
     return samples
 
 
