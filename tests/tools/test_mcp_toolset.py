@@ -14,6 +14,7 @@ import pytest
 
 from app.agents import LlmAgent
 from app.contexts.readonly import ReadonlyContext
+from app.errors import McpToolFailed
 from app.runners import InMemoryRunner
 from app.sessions.models import Event
 from app.tools.mcp_tool import (
@@ -225,3 +226,23 @@ async def test_a_call_past_its_timeout_is_a_tool_error(tmp_path: Path) -> None:
         assert response["error"]["type"] == "mcp-tool-failed"
     finally:
         await toolset.close()
+
+
+async def test_an_mcp_error_reaches_on_tool_error_callback_which_may_answer(
+    stdio_toolset: MCPToolset,
+) -> None:
+    seen: list[Exception] = []
+
+    def on_error(tool: Any, args: dict[str, Any], tool_context: Any, error: Exception) -> Any:
+        del tool, args, tool_context
+        seen.append(error)
+        return {"fallback": "the tool failed, use this instead"}
+
+    model = ScriptModel(replies=[calls_response(("fail", {})), text_response("ok")])
+    agent = LlmAgent(name="a", model=model, tools=[stdio_toolset], on_tool_error_callback=on_error)
+    _, events = await _turn(agent)
+
+    (error,) = seen
+    assert isinstance(error, McpToolFailed)
+    assert error.marshal()["type"] == "mcp-tool-failed"
+    assert _responses(events) == [("fail", {"fallback": "the tool failed, use this instead"})]
