@@ -299,6 +299,14 @@ def test_a_stream_from_the_api_replica_follows_a_run_on_a_worker_and_cancel_reac
         wakeups = _metric(http, "agentd_follow_wakeups_total")
         assert wakeups.get('cause="notification"', 0) >= 1
         assert wakeups.get('cause="timer"', 0) == 0
+        # Resuming with Last-Event-ID on the API replica gives the rest, then `done`.
+        iid1 = done["id"]
+        resumed_url = f"{_base('s1')}/invocations/{iid1}/events"
+        last_id = {"Last-Event-ID": str(stored[1]["seq"])}
+        with http.stream("GET", resumed_url, headers=last_id) as response:
+            rest = list(iter_sse(response.iter_lines()))
+        assert [f.id for f in rest[:-1]] == [str(e["seq"]) for e in stored[2:]]
+        assert rest[-1].event == "done"
         # The worker's own metrics (it serves no API): what it took from the queue, how fast.
         with httpx.Client(base_url=f"http://127.0.0.1:{metrics_port}", timeout=10) as scrape:
             assert _metric(scrape, "agentd_queue_claims_total") == {'kind="queued"': 1.0}
