@@ -58,6 +58,7 @@ from app.errors import (
     InvocationTimeout,
     SessionBusy,
 )
+from app.invocations.announcements import Announcer, Followers
 from app.invocations.answers import answer_ids, answer_message, expiry_answers, required_action
 from app.invocations.channel import RunChannel, StreamItem
 from app.invocations.models import (
@@ -72,7 +73,6 @@ from app.invocations.outcomes import OutcomeRecorder
 from app.invocations.registry import AppRegistry
 from app.invocations.runner import Runner
 from app.invocations.store import (
-    EVENTS_CHANNEL,
     FOLLOW_CHANNEL,
     Claimed,
     InvocationStore,
@@ -187,13 +187,9 @@ class InvocationManager:
         self._claim_wanted = asyncio.Event()
         self._stopping = False
         self._background: set[asyncio.Task[Any]] = set()
-        #: Followers here of runs elsewhere, by invocation id: woken by its announcements.
-        self._followers: dict[str, set[asyncio.Event]] = {}
-        #: Invocations of this process whose new events are to be announced, and the task
-        #: that sends them (one statement per batch, whatever their number).
-        self._to_announce: set[str] = set()
-        self._announce_wanted = asyncio.Event()
-        self._announcer: asyncio.Task[None] | None = None
+        #: Followers here of runs elsewhere; the announcements of the runs here.
+        self._followers = Followers()
+        self._announcer = Announcer(store)
         self._waiters = SessionWaiters()
         self._outcomes = OutcomeRecorder(store, self._waiters.wake)
 
@@ -206,10 +202,10 @@ class InvocationManager:
         await self._store.listen_for_free_sessions(
             self._on_session_free,
             on_connect=self._on_listen_connect,
-            on_events=self._on_events,
+            on_events=self._followers.wake,
             on_follow=self._on_follow,
         )
-        self._announcer = asyncio.create_task(self._announce_forever(), name="agentd-announcer")
+        self._announcer.start()
         if self._settings.run_invocations:
             await self._claim()
             self._reaper = asyncio.create_task(self._claim_forever(), name="agentd-claimer")
@@ -233,10 +229,7 @@ class InvocationManager:
         await asyncio.gather(*tasks, return_exceptions=True)
         await self._registry.close()  # toolsets: MCP sessions and their subprocesses
         await self._outcomes.close()
-        if self._announcer is not None:
-            self._announcer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._announcer
+        await self._announcer.stop()
         await self._store.stop_listening()
 
     async def expire_waiting(self) -> int:
@@ -275,33 +268,13 @@ class InvocationManager:
     def _on_listen_connect(self) -> None:
         self._waiters.wake_all()
         self._claim_wanted.set()
-        for waiters in self._followers.values():  # what was announced meanwhile is lost
-            for waiter in waiters:
-                waiter.set()
-
-    def _on_events(self, invocation_id: str) -> None:
-        for waiter in self._followers.get(invocation_id, ()):
-            waiter.set()
+        self._followers.wake_all()  # what was announced meanwhile is lost
 
     def _on_follow(self, invocation_id: str) -> None:
         run = self._runs.get(invocation_id)
         if run is not None and not run.announce:
             run.announce = True
-            self._announce(invocation_id)  # what it committed before the follower asked
-
-    def _announce(self, invocation_id: str) -> None:
-        self._to_announce.add(invocation_id)
-        self._announce_wanted.set()
-
-    async def _announce_forever(self) -> None:
-        while True:
-            await self._announce_wanted.wait()
-            self._announce_wanted.clear()
-            batch, self._to_announce = sorted(self._to_announce), set()
-            try:
-                await self._store.announce(EVENTS_CHANNEL, batch)
-            except Exception:  # followers fall back to reading on a timer
-                logger.exception("announcing events failed")
+            self._announcer.announce(invocation_id)  # what it committed before the ask
 
     async def _claim_forever(self) -> None:
         # Notifications do the real work on PostgreSQL; the period bounds how long a dead
@@ -596,7 +569,7 @@ class InvocationManager:
                 ):
                     await run.channel.publish(event)
                     if run.announce and not event.partial:
-                        self._announce(run.invocation_id)
+                        self._announcer.announce(run.invocation_id)
                     if event.long_running_tool_ids and not event.partial:
                         asked_client = True
             status = InvocationStatus.COMPLETED
@@ -649,7 +622,7 @@ class InvocationManager:
                 lease_released()
             invocation_finished(ref.app_name, status.value)
             if run.announce:
-                self._announce(run.invocation_id)
+                self._announcer.announce(run.invocation_id)
             await run.channel.close(final)
             # A resume of the invocation may have started its next run meanwhile.
             if self._runs.get(run.invocation_id) is run:
@@ -782,9 +755,7 @@ class InvocationManager:
         # new events (PostgreSQL; asked for once with FOLLOW_CHANNEL), and on a timer for what
         # no announcement covers (SQLite; a lost notification).
         invocation_id = handle.invocation.id
-        woken = asyncio.Event()
-        self._followers.setdefault(invocation_id, set()).add(woken)
-        try:
+        with self._followers.following(invocation_id) as woken:
             if self._store.listening:
                 await self._store.announce(FOLLOW_CHANNEL, [invocation_id])
             while True:
@@ -803,12 +774,6 @@ class InvocationManager:
                     follow_woken("notification")
                 except TimeoutError:
                     follow_woken("timer")
-        finally:
-            waiters = self._followers.get(invocation_id)
-            if waiters is not None:
-                waiters.discard(woken)
-                if not waiters:
-                    del self._followers[invocation_id]
 
     async def wait(self, handle: RunHandle) -> Invocation:
         """The invocation once it has ended (the run goes on if the waiter goes away)."""
