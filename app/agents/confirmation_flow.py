@@ -119,6 +119,9 @@ def request_client_input(
     if response_event is not None:
         credentials = credential_request_parts(response_event)
         parts = credentials + confirmation_request_parts(calls, response_event)
+    # Listed: the requests' ids, then the inner calls an AgentTool passes up (the calls they
+    # carry along only to name the inner tool are not listed).
+    asked = [p.function_call.id or "" for p in parts if p.function_call]
     inner, passed = passed_up_parts(response_event)
     parts += inner
     answered = {r.id for r in response_event.get_function_responses()} if response_event else set()
@@ -133,7 +136,6 @@ def request_client_input(
     ]
     if not parts and not (wait_for_results and results):
         return None
-    asked = [p.function_call.id or "" for p in parts if p.function_call and p not in inner]
     ids = asked + list(passed) + results
     # A credential request keeps the auth flow's role (the response's); confirmations are ADK's
     # model-role event.
