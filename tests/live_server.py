@@ -40,6 +40,20 @@ def build_agents_dir(target: Path) -> Path:
     return target
 
 
+def gated_app_env(root: Path, gates: Path, database_url: str | None = None) -> dict[str, str]:
+    """The settings of a server on the shipped and test apps: its data under `root`, the test
+    apps' gates in `gates` (made if missing), SQLite unless `database_url`."""
+    gates.mkdir(parents=True, exist_ok=True)
+    env = {
+        "AGENTD_DATA_DIR": str(root / "data"),
+        "AGENTD_AGENTS_DIR": str(build_agents_dir(root / "agents")),
+        "AGENTD_TEST_GATES": str(gates),
+    }
+    if database_url:
+        env["AGENTD_DATABASE_URL"] = database_url
+    return env
+
+
 class LiveServer:
     """One server process."""
 

@@ -20,7 +20,7 @@ import pytest
 
 from tests.apps.resumable_agent.agent import BROKE_MESSAGE, FIXED, RELEASED
 from tests.conftest import fresh_pg_url, fresh_sqlite_url
-from tests.live_server import LiveServer, build_agents_dir, iter_sse, wait_until
+from tests.live_server import LiveServer, gated_app_env, iter_sse, wait_until
 from tests.pgserver import PostgresServer
 
 APP = "resumable_agent"
@@ -35,14 +35,7 @@ class Deployment:
 
     def __init__(self, root: Path, database_url: str) -> None:
         self.gates = root / "gates"
-        self.gates.mkdir(parents=True)
-        env = {
-            "AGENTD_DATA_DIR": str(root / "data"),
-            "AGENTD_AGENTS_DIR": str(build_agents_dir(root / "agents")),
-            "AGENTD_DATABASE_URL": database_url,
-            "AGENTD_TEST_GATES": str(self.gates),
-        }
-        self.server = LiveServer(root / "server", env)
+        self.server = LiveServer(root / "server", gated_app_env(root, self.gates, database_url))
 
     def fix(self, sid: str) -> None:
         """From now on, the session's `flaky` tool succeeds."""

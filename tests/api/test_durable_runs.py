@@ -20,8 +20,8 @@ from tests.conftest import fresh_pg_url
 from tests.live_server import (
     LiveServer,
     WorkerProcess,
-    build_agents_dir,
     free_port,
+    gated_app_env,
     iter_sse,
     wait_until,
 )
@@ -37,16 +37,11 @@ class Env:
     def __init__(self, root: Path, database_url: str | None) -> None:
         self.root = root
         self.gates = root / "gates"
-        self.gates.mkdir(parents=True)
         self.vars = {
-            "AGENTD_DATA_DIR": str(root / "data"),
-            "AGENTD_AGENTS_DIR": str(build_agents_dir(root / "agents")),
-            "AGENTD_TEST_GATES": str(self.gates),
+            **gated_app_env(root, self.gates, database_url),
             "AGENTD_LEASE_SECONDS": "2",
             "AGENTD_LOG_LEVEL": "INFO",
         }
-        if database_url:
-            self.vars["AGENTD_DATABASE_URL"] = database_url
         self.processes: list[LiveServer] = []
 
     def server(self, name: str, **settings: str) -> LiveServer:

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.conftest import fresh_pg_url
-from tests.live_server import LiveServer, build_agents_dir, iter_sse, wait_until
+from tests.live_server import LiveServer, gated_app_env, iter_sse, wait_until
 from tests.pgserver import PostgresServer
 
 APP = "/apps/gated_agent/users/u1/sessions"
@@ -26,16 +26,11 @@ class Env:
     def __init__(self, root: Path, database_url: str | None) -> None:
         self.root = root
         self.gates = root / "gates"
-        self.gates.mkdir(parents=True)
         self.vars = {
-            "AGENTD_DATA_DIR": str(root / "data"),
-            "AGENTD_AGENTS_DIR": str(build_agents_dir(root / "agents")),
-            "AGENTD_TEST_GATES": str(self.gates),
+            **gated_app_env(root, self.gates, database_url),
             "AGENTD_LEASE_SECONDS": "1",
             "AGENTD_ENQUEUE_TIMEOUT_SECONDS": "60",
         }
-        if database_url:
-            self.vars["AGENTD_DATABASE_URL"] = database_url
 
     def server(self, name: str) -> LiveServer:
         """A new (not yet started) server process on this environment."""

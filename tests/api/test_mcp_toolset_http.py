@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.live_server import LiveServer, build_agents_dir
+from tests.live_server import LiveServer, gated_app_env
 from tests.tools.mcp_servers import alive, calls, http_server, server_pids
 
 
@@ -44,13 +44,7 @@ def _parts(events: list[dict[str, Any]], kind: str) -> list[Any]:
 
 
 def _agentd(tmp_path: Path, gates: Path, **settings: str) -> LiveServer:
-    env = {
-        "AGENTD_DATA_DIR": str(tmp_path / "data"),
-        "AGENTD_AGENTS_DIR": str(build_agents_dir(tmp_path / "agents")),
-        "AGENTD_TEST_GATES": str(gates),
-        **settings,
-    }
-    return LiveServer(tmp_path / "a", env).start()
+    return LiveServer(tmp_path / "a", {**gated_app_env(tmp_path, gates), **settings}).start()
 
 
 def test_mcp_tools_through_run_and_no_server_outlives_agentd(tmp_path: Path) -> None:
