@@ -207,8 +207,11 @@ class _Kept:
 
 def _kept_response(tool_context: ToolContext, name: str) -> _Kept | None:
     """What this call kept when it last waited (None for a first run). Read from the calling
-    agent's own stored response, never from anything the client sent."""
-    if not tool_context.function_call_id:
+    agent's own stored response, never from anything the client sent. The search stops at the
+    model response that made the call: a first run (its call is the latest event) reads one
+    event, not the whole history."""
+    call_id = tool_context.function_call_id
+    if not call_id:
         return None
     ctx = tool_context._invocation_context
     events = ctx.session.events
@@ -216,8 +219,10 @@ def _kept_response(tool_context: ToolContext, name: str) -> _Kept | None:
         event = events[index]
         if event.author != ctx.agent.name:
             continue
+        if any(call.id == call_id for call in event.get_function_calls()):
+            return None  # reached the call itself: no response of it was kept
         for response in event.get_function_responses():
-            if response.id != tool_context.function_call_id or response.name != name:
+            if response.id != call_id or response.name != name:
                 continue
             body = response.response or {}
             kept = body.get(AGENT_TOOL_EVENTS_KEY)
