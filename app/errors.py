@@ -345,6 +345,14 @@ class InvalidRequest(AgentdError):
     default_title = "Invalid request."
 
 
+class InvalidAnswer(InvalidRequest):
+    """An answer to a waiting call that cannot count as one: a function response not named as
+    its call expects, or a confirmation whose `confirmed` is not a JSON boolean; nothing ran."""
+
+    problem_type = "invalid-answer"
+    default_title = "Invalid answer."
+
+
 class UnstorableValue(InvalidRequest):
     """A value cannot be stored: not JSON-serialisable, or rejected by the database (e.g. NUL)."""
 
@@ -475,6 +483,30 @@ class DatabaseUnavailable(ServiceUnavailable):
             detail or "The database cannot be reached right now. Retry later.",
             headers={"Retry-After": str(retry_after)},
         )
+
+
+class OutcomeUnknown(AgentdError):
+    """A write was sent but its commit was not confirmed: it may or may not have taken effect.
+
+    Unlike a 503, retrying blindly is not safe: look the resource up (an invocation's id is in
+    `invocationId`) or retry with the same Idempotency-Key, which returns the original result
+    if the first try committed. Status 500, not 503, because common clients retry 503s.
+    """
+
+    problem_type = "outcome-unknown"
+    default_title = "Outcome unknown."
+
+
+class LeaseLost(AgentdError):
+    """A run's write was refused: another attempt holds its invocation's lease now (fencing).
+
+    Never a client's answer: the run that gets it stops without writing anything more, and the
+    attempt that took it over answers for the invocation.
+    """
+
+    problem_type = "lease-lost"
+    status_code_ = 409
+    default_title = "Lease lost."
 
 
 class ArtifactStorageUnavailable(ServiceUnavailable):

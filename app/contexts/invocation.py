@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from app.errors import LlmCallsLimitExceededError
 from app.sessions.base import BaseSessionService, NewArtifactVersion
+from app.sessions.fence import Fence
 from app.sessions.models import Session
 
 if TYPE_CHECKING:
@@ -95,6 +96,9 @@ class InvocationShared:
     resolved_tools: dict[str, list[Any]] = field(default_factory=dict)
     #: Artifact versions saved in this invocation whose carrying event has not committed yet.
     pending_artifacts: dict[tuple[str, int], NewArtifactVersion] = field(default_factory=dict)
+    #: The lease the run writes under (set by the invocation manager): every event the run
+    #: appends commits only while it holds (`app.sessions.fence`).
+    fence: Fence | None = None
 
 
 class InvocationContext:

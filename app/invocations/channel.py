@@ -36,6 +36,11 @@ class RunChannel:
         """Whether the run has ended."""
         return self._final is not None
 
+    @property
+    def final(self) -> Invocation | None:
+        """The invocation as the run left it (None while it runs)."""
+        return self._final
+
     def persisted(self) -> list[Event]:
         """The events of the run that were persisted, in order."""
         return [e for e in self._events if not e.partial]

@@ -56,6 +56,7 @@ from app.errors import (
     InvocationCancelled,
     InvocationInterrupted,
     InvocationTimeout,
+    LeaseLost,
     SessionBusy,
 )
 from app.invocations.announcements import Announcer, Followers
@@ -92,6 +93,7 @@ from app.observability.metrics import (
     queue_depth,
 )
 from app.sessions.base import BaseSessionService
+from app.sessions.fence import Fence
 from app.sessions.models import Event, new_event_id, new_invocation_id
 from app.settings import Settings
 
@@ -139,6 +141,15 @@ class LocalRun:
     #: Announce its committed events on PostgreSQL (it was claimed: its clients are elsewhere;
     #: or another process said it follows it).
     announce: bool = False
+    #: This process's replica id and the invocation's attempt it runs as: the run's fencing
+    #: token (the attempt is the row's while queued, set anew when the lease is taken).
+    owner: str = ""
+    attempt: int = 0
+
+    @property
+    def fence(self) -> Fence:
+        """The lease every write of this run must still hold (`app.sessions.fence`)."""
+        return Fence(self.invocation_id, self.owner, self.attempt)
 
 
 @dataclass(frozen=True)
@@ -328,7 +339,7 @@ class InvocationManager:
             logger.error("cannot run invocation %s: %s", invocation.id, error.detail)
             record = self._outcomes.record(
                 ref,
-                invocation.id,
+                Fence(invocation.id, self.replica_id, invocation.attempt),
                 item.stored.session_pk,
                 mode=request.mode,
                 create_time=invocation.create_time,
@@ -493,6 +504,8 @@ class InvocationManager:
             recover=recover,
             claimed=claimed,
             announce=claimed,
+            owner=self.replica_id,
+            attempt=invocation.attempt,
         )
         self._runs[invocation.id] = run
         with bind_invocation(invocation.id):  # the task copies the context: its logs carry the id
@@ -566,6 +579,7 @@ class InvocationManager:
                     invocation_id=run.invocation_id,
                     user_event_id=run.user_event_id,
                     recover=run.recover,
+                    fence=run.fence,
                 ):
                     await run.channel.publish(event)
                     if run.announce and not event.partial:
@@ -579,6 +593,8 @@ class InvocationManager:
                 required_action = await self._required_action(runner, ref, run.invocation_id)
                 if required_action is not None:
                     status = InvocationStatus.REQUIRES_ACTION
+        except LeaseLost:
+            run.lost = True  # a write found another attempt holding it: `_let_go` below
         except asyncio.CancelledError:
             if run.handed_back or run.lost:
                 pass  # not this process's to end: `_let_go` below
@@ -601,12 +617,11 @@ class InvocationManager:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
-        if run.handed_back or run.lost:
-            await self._let_go(run, ref, held)
-        else:
+        final = None
+        if not (run.handed_back or run.lost):
             final = await self._outcomes.record(
                 ref,
-                run.invocation_id,
+                run.fence,
                 run.session_pk,
                 mode=request.mode,
                 create_time=run.create_time,
@@ -614,6 +629,10 @@ class InvocationManager:
                 error=error,
                 required_action=required_action,
             )
+            run.lost = final is None  # fenced: another attempt holds it
+        if final is None:
+            await self._let_go(run, ref, held)
+        else:
             # The session may be free now (or this was the queued run others lined up behind).
             self._waiters.wake(run.session_pk)
             if run.claimed:  # the next of its session may be queued for any worker
@@ -633,9 +652,7 @@ class InvocationManager:
         it to the process that took it over. Its followers here get it as it now stands."""
         if run.handed_back:
             try:
-                await asyncio.shield(
-                    self._store.hand_back(run.invocation_id, run.session_pk, self.replica_id)
-                )
+                await asyncio.shield(self._store.hand_back(run.fence, run.session_pk))
             except Exception:  # its lease expires anyway: it is taken over a little later
                 logger.exception("handing back invocation %s failed", run.invocation_id)
         if held:
@@ -663,9 +680,11 @@ class InvocationManager:
         deadline = time.monotonic() + self._settings.enqueue_timeout_seconds
         # In line before the first try, so a wake-up during that try is not missed.
         with self._waiters.waiting(run.session_pk, (run.create_time, run.invocation_id)) as me:
-            while not await self._store.try_acquire(
-                run.invocation_id, run.session_pk, self.replica_id, self._settings.lease_seconds
-            ):
+            while (
+                attempt := await self._store.try_acquire(
+                    run.invocation_id, run.session_pk, self.replica_id, self._settings.lease_seconds
+                )
+            ) is None:
                 if run.cancel_requested:
                     raise InvocationCancelled("Cancelled while waiting for the session.")
                 remaining = deadline - time.monotonic()
@@ -675,18 +694,22 @@ class InvocationManager:
                         f"({self._settings.enqueue_timeout_seconds} s)."
                     )
                 enqueue_woken(await me.wait(min(ENQUEUE_POLL_SECONDS, remaining)))
+        run.attempt = attempt
 
     async def _heartbeat(self, run: LocalRun) -> None:
         interval = max(min(self._settings.lease_seconds / 3, 2.0), 0.05)
         while True:
             await asyncio.sleep(interval)
+            fence = run.fence
             try:
                 cancel, owned = await self._store.heartbeat(
-                    run.invocation_id, run.session_pk, self._settings.lease_seconds, self.replica_id
+                    fence, run.session_pk, self._settings.lease_seconds
                 )
             except Exception:
                 logger.exception("renewing the lease of %s failed", run.invocation_id)
                 continue
+            if fence != run.fence:
+                continue  # the run took the lease meanwhile (a new attempt): renew that one
             if not owned and not run.lost:
                 # Another process took it over (this one stalled past its lease): stop here.
                 logger.warning("invocation %s was taken over elsewhere", run.invocation_id)
@@ -749,11 +772,21 @@ class InvocationManager:
                     last = event.seq or last
                     yield StreamItem("event", event=event)
             async for item in channel.follow(last):
+                if item.kind == "done" and not _ended(item.invocation):
+                    break  # the run here let go of it (taken over, handed back): follow it there
+                if item.kind == "event" and item.event is not None:
+                    last = item.event.seq or last
                 yield item
-            return
-        # Runs elsewhere: read from the database each time the process running it announces
-        # new events (PostgreSQL; asked for once with FOLLOW_CHANNEL), and on a timer for what
-        # no announcement covers (SQLite; a lost notification).
+            else:
+                return
+        async for item in self._follow_stored(handle, last):
+            yield item
+
+    async def _follow_stored(self, handle: RunHandle, last: int) -> AsyncIterator[StreamItem]:
+        """Follow a run of another process (or attempt) through the database."""
+        # Read from the database each time the process running it announces new events
+        # (PostgreSQL; asked for once with FOLLOW_CHANNEL), and on a timer for what no
+        # announcement covers (SQLite; a lost notification).
         invocation_id = handle.invocation.id
         with self._followers.following(invocation_id) as woken:
             if self._store.listening:
@@ -781,8 +814,10 @@ class InvocationManager:
         if channel is None and (run := self._runs.get(handle.invocation.id)) is not None:
             channel = run.channel
         if channel is not None:
-            return await asyncio.shield(channel.wait_closed())
-        async for item in self.follow(handle):
+            final = await asyncio.shield(channel.wait_closed())
+            if _ended(final):
+                return final
+        async for item in self._follow_stored(handle, handle.after_seq):
             if item.kind == "done" and item.invocation is not None:
                 return item.invocation
         raise AssertionError("follow ended without done")  # pragma: no cover
@@ -800,6 +835,13 @@ class InvocationManager:
 
     async def persisted_events(self, handle: RunHandle) -> builtins.list[Event]:
         """The persisted events of the run the handle started, from memory when it ran here."""
-        if handle.channel is not None and handle.channel.closed:
-            return handle.channel.persisted()
+        channel = handle.channel
+        if channel is not None and channel.closed and _ended(channel.final):
+            return channel.persisted()
         return await self._store.events(handle.session_pk, handle.invocation.id, handle.after_seq)
+
+
+def _ended(invocation: Invocation | None) -> bool:
+    """Whether a run's channel closed on the invocation's end (not on letting it go to another
+    attempt, which a follower then follows through the database)."""
+    return invocation is not None and invocation.status.terminal

@@ -3,6 +3,16 @@
 Whoever waits for a run (a `/run`, a follower, shutdown) must get an answer, so recording the end
 never raises: if the database cannot take the write now, the waiters get the outcome as this
 replica knows it, and the write is retried in the background until the database is back.
+
+Every try, the first and each retry, is fenced (`InvocationStore.finish`): it commits only while
+the run's attempt still holds the invocation. A retry that finds another attempt holding it (the
+lease expired during the outage and a process took the run over) is dropped for good, so a
+late "failed" never lands over the attempt that continues the run.
+
+An end not recorded is not a fact yet: the lease may expire and another attempt finish the run.
+So a failure the database did not take is answered as `outcome-unknown` (with the invocation's
+id, to look it up), never as the failure itself: a 503 there would tell a client that nothing
+was committed, when its message was.
 """
 
 import asyncio
@@ -11,8 +21,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from app.errors import LeaseLost, OutcomeUnknown
 from app.invocations.models import Invocation, InvocationStatus, SessionRef
 from app.invocations.store import InvocationStore
+from app.sessions.fence import Fence
 
 logger = logging.getLogger("agentd.invocations")
 
@@ -29,7 +41,7 @@ class OutcomeRecorder:
     async def record(
         self,
         ref: SessionRef,
-        invocation_id: str,
+        fence: Fence,
         session_pk: int,
         *,
         mode: str,
@@ -37,13 +49,18 @@ class OutcomeRecorder:
         status: InvocationStatus,
         error: dict[str, Any] | None,
         required_action: dict[str, Any] | None = None,
-    ) -> Invocation:
-        """Store the outcome; the final resource, which waiters are answered with."""
+    ) -> Invocation | None:
+        """Store the outcome; the final resource, which waiters are answered with, or None if the
+        run's attempt no longer holds the invocation (nothing written: the holder answers)."""
+        invocation_id = fence.invocation_id
         final: Invocation | None = None
         try:
             final = await asyncio.shield(
-                self._store.finish(invocation_id, session_pk, status, error, required_action)
+                self._store.finish(fence, session_pk, status, error, required_action)
             )
+        except LeaseLost:
+            logger.warning("invocation %s was taken over: its end here is dropped", invocation_id)
+            return None
         except Exception:
             logger.warning(
                 "recording the end of invocation %s failed; retrying in the background",
@@ -51,11 +68,19 @@ class OutcomeRecorder:
                 exc_info=True,
             )
             task = asyncio.create_task(
-                self._retry(invocation_id, session_pk, status, error, required_action),
+                self._retry(fence, session_pk, status, error, required_action),
                 name=f"finish {invocation_id}",
             )
             self._pending.add(task)
             task.add_done_callback(self._pending.discard)
+            if error is not None:
+                error = OutcomeUnknown(
+                    f"Invocation {invocation_id!r} ended with {error.get('type')!r} here, but "
+                    "that end could not be recorded: the invocation may still be taken over "
+                    "and completed. Look it up by its id; do not send the message again "
+                    "without the same Idempotency-Key.",
+                    invocationId=invocation_id,
+                ).marshal()
         if final is not None:
             return final
         return Invocation(  # as known here (the row is gone with its session, or unreachable)
@@ -81,18 +106,26 @@ class OutcomeRecorder:
 
     async def _retry(
         self,
-        invocation_id: str,
+        fence: Fence,
         session_pk: int,
         status: InvocationStatus,
         error: dict[str, Any] | None,
         required_action: dict[str, Any] | None,
     ) -> None:
-        """Write the outcome once the database is back (backoff 0.5 s doubling to 10 s)."""
+        """Write the outcome once the database is back (backoff 0.5 s doubling to 10 s), unless
+        another attempt holds the invocation by then (the write is dropped)."""
+        invocation_id = fence.invocation_id
         delay = 0.5
         while True:
             await asyncio.sleep(delay)
             try:
-                await self._store.finish(invocation_id, session_pk, status, error, required_action)
+                await self._store.finish(fence, session_pk, status, error, required_action)
+            except LeaseLost:
+                logger.warning(
+                    "invocation %s was taken over during the outage: its end here is dropped",
+                    invocation_id,
+                )
+                return
             except Exception:
                 delay = min(delay * 2, 10.0)
                 continue

@@ -31,12 +31,13 @@ from app.agents.workflow import LoopAgent, ParallelAgent, SequentialAgent
 from app.artifacts.base import BaseArtifactService
 from app.artifacts.in_memory import InMemoryArtifactService
 from app.contexts.invocation import InvocationContext, RunConfig
-from app.errors import AgentdError, InvocationFailed, SessionNotFound
+from app.errors import AgentdError, InvocationFailed, LeaseLost, SessionNotFound
 from app.memory.base import BaseMemoryService
 from app.memory.in_memory import InMemoryMemoryService
 from app.plugins.base_plugin import BasePlugin
 from app.plugins.manager import PluginManager, merge_event
 from app.sessions.base import BaseSessionService, NewArtifactVersion
+from app.sessions.fence import Fence
 from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.in_memory import InMemorySessionService
 from app.sessions.models import Event, EventActions, NodeInfo, new_invocation_id
@@ -143,6 +144,7 @@ class Runner:
         invocation_id: str | None = None,
         user_event_id: str | None = None,
         recover: bool = False,
+        fence: Fence | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run the app for `new_message`; yields the stored user event, then every agent event.
 
@@ -158,6 +160,8 @@ class Runner:
             recover: the process that ran the invocation died; continue it from its last
                 committed event (`_recovery_point`): completed model and tool steps are not
                 redone, the calls of a model response without stored responses run again.
+            fence: the lease the run holds; each of its writes commits only while it holds,
+                and LeaseLost (raised as it is, nothing recorded) ends the run once it does not.
         """
         if new_message is None and (invocation_id is None or state_delta):
             raise ValueError("A run without new_message continues invocation_id, with no delta.")
@@ -184,6 +188,7 @@ class Runner:
             memory_service=self.memory_service,
             plugin_manager=self.plugin_manager,
         )
+        ctx.shared.fence = fence
         if new_message is not None:
             replaced = await self.plugin_manager.run(
                 "on_user_message_callback", invocation_context=ctx, user_message=new_message
@@ -228,8 +233,8 @@ class Runner:
                 event = merge_event(event, replacement)
                 yield event if event.partial else await self._append(ctx, event)
             await self.plugin_manager.run("after_run_callback", invocation_context=ctx)
-        except (GeneratorExit, asyncio.CancelledError):
-            raise
+        except (GeneratorExit, asyncio.CancelledError, LeaseLost):
+            raise  # LeaseLost: another attempt owns the invocation, and records its failures
         except Exception as exc:
             await self.plugin_manager.notify(
                 "on_run_error_callback", invocation_context=ctx, error=exc
@@ -289,7 +294,11 @@ class Runner:
                 rows.append(staged)
         commit = asyncio.ensure_future(
             self.session_service.append_event(
-                ctx.session, event, artifact_versions=rows, blind=self.exclusive_sessions
+                ctx.session,
+                event,
+                artifact_versions=rows,
+                blind=self.exclusive_sessions,
+                fence=ctx.shared.fence,
             )
         )
         try:
@@ -327,9 +336,15 @@ class Runner:
             # answered first, so the history stays valid for every model provider.
             if answers is not None:
                 recorded.append(
-                    await self.session_service.append_event(ctx.session, answers, blind=True)
+                    await self.session_service.append_event(
+                        ctx.session, answers, blind=True, fence=ctx.shared.fence
+                    )
                 )
-            recorded.append(await self.session_service.append_event(ctx.session, event, blind=True))
+            recorded.append(
+                await self.session_service.append_event(
+                    ctx.session, event, blind=True, fence=ctx.shared.fence
+                )
+            )
         except AgentdError:
             # The session vanished or the database is down: the original error is what the
             # caller needs.

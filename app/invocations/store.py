@@ -29,12 +29,15 @@ from app.errors import (
     InvocationInterrupted,
     InvocationNotFound,
     InvocationNotResumable,
+    LeaseLost,
     SessionBusy,
     SessionNotFound,
     SessionRequiresAction,
 )
 from app.invocations.models import Invocation, InvocationStatus, SessionRef
+from app.observability.metrics import fenced_write
 from app.pagination import decode_page_token, encode_page_token
+from app.sessions.fence import Fence
 from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.models import Event
 from app.sessions.storage import event_row, prepare_event
@@ -189,7 +192,7 @@ class InvocationStore:
             "heartbeat_time": None,
         }
 
-        def unit(db: Db) -> tuple[int, bool]:
+        def unit(db: Db) -> tuple[int, int | None]:
             pk = session_pk if session_pk is not None else SessionRepository(db).pk(key)
             if pk is None:
                 raise _session_not_found(ref)
@@ -213,10 +216,10 @@ class InvocationStore:
             repository.insert({**row, "session_pk": pk})
             if for_workers:
                 repository.announce(pk, invocation_id)
-            return pk, acquire and _acquire(db, invocation_id, pk, owner, ttl)
+            return pk, _acquire(db, invocation_id, pk, owner, ttl) if acquire else None
 
         try:
-            pk, acquired = await self._uow.write("create", unit)
+            pk, attempt = await self._uow.write("create", unit)
         except DuplicateKey:
             if idempotency_key is None:
                 raise
@@ -226,6 +229,7 @@ class InvocationStore:
             return existing
         # The resource as inserted, running if the lease was taken (its start time shows in
         # later reads).
+        acquired = attempt is not None
         invocation = Invocation(
             id=invocation_id,
             app_name=ref.app_name,
@@ -234,7 +238,7 @@ class InvocationStore:
             status=InvocationStatus.RUNNING if acquired else InvocationStatus.QUEUED,
             mode=mode,
             create_time=now,
-            attempt=1 if acquired else 0,
+            attempt=attempt or 0,
             owner=row["owner"],
         )
         return StoredInvocation(invocation, pk, request_hash, created=True, acquired=acquired)
@@ -317,7 +321,7 @@ class InvocationStore:
             if for_workers:
                 repository.announce(session_pk, invocation_id)
                 return repository.get(key, invocation_id), False, last_seq
-            acquired = _acquire(db, invocation_id, session_pk, owner, ttl)
+            acquired = _acquire(db, invocation_id, session_pk, owner, ttl) is not None
             if not acquired and not wait:
                 # Raised inside the unit, so the invocation stays as it was.
                 raise SessionBusy("Another invocation is running on this session.")
@@ -338,24 +342,32 @@ class InvocationStore:
 
     async def try_acquire(
         self, invocation_id: str, session_pk: int, owner: str, ttl: float
-    ) -> bool:
-        """Take the session's lease for `invocation_id` (first come, first served); mark running."""
+    ) -> int | None:
+        """Take the session's lease for `invocation_id` (first come, first served) and mark it
+        running; the attempt it runs as (its fencing token), None if the session is not free."""
         return await self._uow.write(
             "try_acquire", lambda db: _acquire(db, invocation_id, session_pk, owner, ttl)
         )
 
-    async def heartbeat(
-        self, invocation_id: str, session_pk: int, ttl: float, owner: str
-    ) -> tuple[bool, bool]:
-        """Extend the invocation's (and its session lease's) expiry while `owner` owns it;
-        (cancel_requested, still owned)."""
+    async def heartbeat(self, fence: Fence, session_pk: int, ttl: float) -> tuple[bool, bool]:
+        """Extend the invocation's (and its session lease's) expiry while `fence` holds;
+        (cancel_requested, still held). A heartbeat that finds the fence broken is counted as a
+        fenced write."""
         now = time.time()
-        return await self._uow.write(
+        cancel, held = await self._uow.write(
             "heartbeat",
             lambda db: InvocationRepository(db).heartbeat(
-                invocation_id, session_pk, owner=owner, now=now, expires=now + ttl
+                fence.invocation_id,
+                session_pk,
+                owner=fence.owner,
+                attempt=fence.attempt,
+                now=now,
+                expires=now + ttl,
             ),
         )
+        if not held:
+            fenced_write("heartbeat")
+        return cancel, held
 
     async def claim(
         self, *, owner: str, ttl: float, max_attempts: int, limit: int
@@ -410,44 +422,64 @@ class InvocationStore:
 
         return await self._uow.write("claim", unit)
 
-    async def hand_back(self, invocation_id: str, session_pk: int, owner: str) -> None:
-        """Give `owner`'s running invocation back (it shuts down): another process takes it over
-        at once and resumes it from its last committed event."""
-        await self._uow.write(
+    async def hand_back(self, fence: Fence, session_pk: int) -> None:
+        """Give the invocation back while `fence` holds it (the process shuts down): another
+        process takes it over at once and resumes it from its last committed event."""
+        handed = await self._uow.write(
             "hand_back",
-            lambda db: InvocationRepository(db).hand_back(invocation_id, session_pk, owner=owner),
+            lambda db: InvocationRepository(db).hand_back(
+                fence.invocation_id, session_pk, owner=fence.owner, attempt=fence.attempt
+            ),
         )
+        if not handed:
+            fenced_write("hand_back")
 
     async def finish(
         self,
-        invocation_id: str,
+        fence: Fence,
         session_pk: int,
         status: InvocationStatus,
         error: dict[str, Any] | None = None,
         required_action: dict[str, Any] | None = None,
     ) -> Invocation | None:
-        """Record the outcome, release the session lease; the final resource (None if gone).
+        """Record the outcome, answer the calls a failure left open and release the session
+        lease, in one unit and only while `fence` holds; the final resource (None if the
+        invocation is gone with its session).
 
         `required_action`: with status `requires_action`, the calls the client must answer.
-        """
 
+        Raises:
+            LeaseLost: another attempt holds the invocation now (or it ended): nothing was
+                written, and nothing should be retried.
+        """
+        invocation_id = fence.invocation_id
         now = time.time()
 
         def unit(db: Db) -> Any:
             repository = InvocationRepository(db)
             row = repository.finish(
                 invocation_id,
+                owner=fence.owner,
+                attempt=fence.attempt,
                 status=status.value,
                 error=error,
                 now=now,
                 required_action=required_action,
             )
-            if error is not None and row is not None:
+            if row is None:
+                if repository.by_id(invocation_id) is not None:
+                    raise _lease_lost(fence)
+                return None
+            if error is not None:
                 _answer_open_calls(db, invocation_id, session_pk, error, now)
             repository.release_lease(session_pk, invocation_id)
             return row
 
-        row = await self._uow.write("finish", unit)
+        try:
+            row = await self._uow.write("finish", unit)
+        except LeaseLost:
+            fenced_write("status")
+            raise
         return _to_resource(row) if row is not None else None
 
     async def request_cancel(self, ref: SessionRef, invocation_id: str) -> Invocation:
@@ -621,20 +653,27 @@ def _answer_open_calls(
     sessions.insert_event(event_row(session_pk, seq, closing, wire))
 
 
-def _acquire(db: Db, invocation_id: str, session_pk: int, owner: str, ttl: float) -> bool:
-    """Inside a write unit: take the session's lease if this is the session's turn; mark running."""
+def _acquire(db: Db, invocation_id: str, session_pk: int, owner: str, ttl: float) -> int | None:
+    """Inside a write unit: take the session's lease if this is the session's turn and mark the
+    invocation running; the attempt it runs as (None: not its turn, or the session is held)."""
     repository = InvocationRepository(db)
     now = time.time()
     turn = repository.turn(session_pk, now=now)
     if turn is not None and turn != invocation_id:
-        return False
+        return None
     holder = repository.take_lease(
         session_pk, invocation_id, owner=owner, now=now, expires=now + ttl
     )
     if holder != invocation_id:
-        return False
-    repository.mark_running(invocation_id, owner=owner, now=now, expires=now + ttl)
-    return True
+        return None
+    return repository.mark_running(invocation_id, owner=owner, now=now, expires=now + ttl)
+
+
+def _lease_lost(fence: Fence) -> LeaseLost:
+    return LeaseLost(
+        f"Attempt {fence.attempt} of invocation {fence.invocation_id!r} no longer holds its "
+        "lease: another attempt took it over, or it ended."
+    )
 
 
 def _session_key(ref: SessionRef) -> dict[str, str]:

@@ -145,6 +145,13 @@ class Metrics:
             "(it looks at most 4 x its free slots ahead).",
             registry=self.registry,
         )
+        self.fenced_writes = Counter(
+            "agentd_fenced_writes_total",
+            "Writes of a run dropped because another attempt held its invocation's lease "
+            "(fencing), by write: event, status, heartbeat, hand_back.",
+            ["write"],
+            registry=self.registry,
+        )
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Record one answered HTTP request."""
@@ -257,6 +264,12 @@ def queue_depth(depth: int) -> None:
     """Record how many invocations the last claim saw waiting."""
     if _current is not None:
         _current.queue_depth.set(depth)
+
+
+def fenced_write(write: str) -> None:
+    """Count a run's write that its fence refused (`write`: event, status, heartbeat, ...)."""
+    if _current is not None:
+        _current.fenced_writes.labels(write=write).inc()
 
 
 @contextmanager

@@ -13,6 +13,7 @@ from app.errors import (
     SessionConflict,
     SessionNotFound,
 )
+from app.sessions.fence import Fence
 from app.sessions.models import Event, EventActions, Session, new_invocation_id
 from app.wire import Loc
 
@@ -196,6 +197,7 @@ class BaseSessionService(ABC):
         *,
         artifact_versions: Sequence[NewArtifactVersion] = (),
         blind: bool = False,
+        fence: Fence | None = None,
     ) -> Event:
         """Persist `event` with its state delta and artifact rows in one transaction.
 
@@ -211,10 +213,15 @@ class BaseSessionService(ABC):
                 for writes nobody conditioned (a PATCH without If-Match, a run that holds the
                 session's lease), which then never fail because another writer got in first.
                 Its state delta is applied key by key on top of the stored state.
+            fence: the lease of the run writing (`app.sessions.fence`): the event commits only
+                while that attempt still holds its invocation, checked in the same
+                transaction. Services without invocation leases (in-memory: one process, no
+                takeovers) accept it and have nothing to check.
 
         Raises:
             SessionNotFound: the session was deleted.
             SessionConflict: another writer appended since `session` was read (not if blind).
+            LeaseLost: `fence` no longer holds (nothing was written).
             ArtifactVersionConflict: an artifact version row already exists.
             UnstorableValue: the event or a state value cannot be stored.
         """

@@ -14,18 +14,21 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from app.db.repositories.artifacts import ArtifactRepository
+from app.db.repositories.invocations import InvocationRepository
 from app.db.repositories.sessions import SessionRepository, StoredEvent
 from app.db.tables.sessions import session_key
 from app.db.uow import Db, UnitOfWork
 from app.errors import (
     ArtifactVersionConflict,
     DuplicateKey,
+    LeaseLost,
     RejectedValue,
     SessionAlreadyExists,
     SessionConflict,
     SessionNotFound,
     UnstorableValue,
 )
+from app.observability.metrics import fenced_write
 from app.pagination import event_cursor, event_page_token, session_cursor, session_page_token
 from app.sessions.base import (
     BaseSessionService,
@@ -35,6 +38,7 @@ from app.sessions.base import (
     SessionPage,
     apply_event_to_session,
 )
+from app.sessions.fence import Fence
 from app.sessions.history_cache import HistoryCache
 from app.sessions.models import Event, Session
 from app.sessions.state import ScopedDelta, merge_state, split_delta
@@ -345,6 +349,7 @@ class DatabaseSessionService(BaseSessionService):
         *,
         artifact_versions: Sequence[NewArtifactVersion] = (),
         blind: bool = False,
+        fence: Fence | None = None,
     ) -> Event:
         """Persist `event` with its deltas and artifact rows in one transaction."""
         if event.partial:
@@ -374,6 +379,13 @@ class DatabaseSessionService(BaseSessionService):
             )
 
         def unit(db: Db) -> tuple[int, float, int]:
+            if fence is not None and not InvocationRepository(db).holds(
+                fence.invocation_id, owner=fence.owner, attempt=fence.attempt
+            ):
+                raise LeaseLost(
+                    f"Attempt {fence.attempt} of invocation {fence.invocation_id!r} no longer "
+                    "holds its lease: the event was not written."
+                )
             sessions = SessionRepository(db)
             session_pk, stored_state, create_time, seq = claim(sessions)
             sessions.insert_event(event_row(session_pk, seq, event, wire))
@@ -408,6 +420,9 @@ class DatabaseSessionService(BaseSessionService):
             ) from exc
         except RejectedValue as exc:
             raise UnstorableValue("The database refused a value of the event.") from exc
+        except LeaseLost:
+            fenced_write("event")
+            raise
         event.seq = seq
         self._history.extend((session_pk, create_time), event)
         apply_event_to_session(session, event, temp)

@@ -29,6 +29,7 @@ from app.sessions.base import (
     SessionPage,
     apply_event_to_session,
 )
+from app.sessions.fence import Fence
 from app.sessions.models import Event, Session
 from app.sessions.state import merge_state, split_delta
 from app.sessions.storage import StorageLimits, prepare_event, prepare_import, session_id_or_new
@@ -255,6 +256,7 @@ class InMemorySessionService(BaseSessionService):
         *,
         artifact_versions: Sequence[NewArtifactVersion] = (),
         blind: bool = False,
+        fence: Fence | None = None,  # noqa: ARG002 - one process: no lease to lose
     ) -> Event:
         """Persist `event` with its deltas and artifact rows, all or nothing."""
         if event.partial:

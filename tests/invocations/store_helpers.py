@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.invocations.models import SessionRef
 from app.invocations.store import InvocationStore, StoredInvocation
 from app.sessions.database import DatabaseSessionService
+from app.sessions.fence import Fence
 
 APP = "capital_agent"
 S1 = SessionRef(APP, "u1", "s1")
@@ -63,3 +64,8 @@ async def create_invocation(
         acquire=acquire,
         for_workers=for_workers,
     )
+
+
+def fence(invocation_id: str, attempt: int = 1, owner: str = "replica-1") -> Fence:
+    """The fencing token of attempt `attempt` of `owner` (replica-1 runs what it creates)."""
+    return Fence(invocation_id, owner, attempt)

@@ -13,7 +13,7 @@ import pytest
 from google.genai import types
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.errors import InvocationNotFound, SessionBusy
+from app.errors import InvocationNotFound, LeaseLost, SessionBusy
 from app.invocations.models import InvocationStatus, SessionRef
 from app.invocations.store import InvocationStore
 from app.sessions.models import Event
@@ -25,6 +25,7 @@ from tests.invocations.store_helpers import (
     S2,
     Backend,
     create_invocation,
+    fence,
     open_backend,
 )
 
@@ -68,11 +69,11 @@ async def test_an_expired_run_is_taken_over_once_with_its_attempt_counted(
     assert got.heartbeat_time is not None
     assert await _claim(store, "replica-3") == []  # taken: nobody else gets it
     # The stalled first owner learns it lost the invocation; the new one keeps it.
-    assert await store.heartbeat("inv-a", item.stored.session_pk, LONG, "replica-1") == (
+    assert await store.heartbeat(fence("inv-a"), item.stored.session_pk, LONG) == (
         False,
         False,
     )
-    assert await store.heartbeat("inv-a", item.stored.session_pk, LONG, "replica-2") == (
+    assert await store.heartbeat(fence("inv-a", 2, "replica-2"), item.stored.session_pk, LONG) == (
         False,
         True,
     )
@@ -132,7 +133,7 @@ async def test_queued_for_workers_runs_in_session_order_and_sessions_in_parallel
     got = (await store.get(S1, "inv-1")).invocation
     assert (got.status, got.attempt, got.owner) == (InvocationStatus.RUNNING, 1, "worker-1")
     assert await _claim(store, "worker-2") == []
-    await store.finish("inv-1", first.session_pk, InvocationStatus.COMPLETED)
+    await store.finish(fence("inv-1", 1, "worker-1"), first.session_pk, InvocationStatus.COMPLETED)
     assert await _claim(store, "worker-2") == ["inv-2"]
 
 
@@ -162,7 +163,7 @@ async def test_a_handed_back_run_is_taken_over_at_once(backend: Backend) -> None
     running = await _create(store, "inv-a", acquire=True)
     assert await _claim(store) == []
 
-    await store.hand_back("inv-a", running.session_pk, "replica-1")
+    await store.hand_back(fence("inv-a"), running.session_pk)
 
     assert await _claim(store) == ["inv-a"]
     assert (await store.get(S1, "inv-a")).invocation.attempt == 2
@@ -209,3 +210,102 @@ async def test_reject_refuses_a_session_with_anything_queued_for_workers(backend
         )
     with pytest.raises(InvocationNotFound):  # nothing was written
         await backend.store.get(S1, "inv-2")
+
+
+# -- fencing (issue 26): the stalled attempt's writes after a takeover ------------------------
+
+
+async def _taken_over_with_an_open_call(backend: Backend) -> int:
+    """inv-a: attempt 1 of replica-1 called a tool, stalled past its lease, and replica-2 took
+    it over as attempt 2; the session's key."""
+    running = await _create(backend.store, "inv-a", acquire=True, ttl=EXPIRED)
+    session = await backend.sessions.get_session(app_name=APP, user_id="u1", session_id="s1")
+    assert session is not None
+    call = types.FunctionCall(id="call-1", name="slow", args={})
+    await backend.sessions.append_event(
+        session,
+        Event(
+            author="agent",
+            invocation_id="inv-a",
+            content=types.Content(role="model", parts=[types.Part(function_call=call)]),
+        ),
+        blind=True,
+        fence=fence("inv-a"),
+    )
+    assert await _claim(backend.store) == ["inv-a"]
+    return running.session_pk
+
+
+async def _events(backend: Backend) -> list[Event]:
+    session = await backend.sessions.get_session(app_name=APP, user_id="u1", session_id="s1")
+    assert session is not None
+    return session.events
+
+
+def _answer(call_id: str) -> Event:
+    response = types.FunctionResponse(id=call_id, name="slow", response={"result": "done"})
+    return Event(
+        author="agent",
+        invocation_id="inv-a",
+        content=types.Content(role="user", parts=[types.Part(function_response=response)]),
+    )
+
+
+async def test_an_attempt_that_lost_its_lease_appends_nothing(backend: Backend) -> None:
+    await _taken_over_with_an_open_call(backend)
+    session = await backend.sessions.get_session(app_name=APP, user_id="u1", session_id="s1")
+    assert session is not None
+    before = [e.seq for e in session.events]
+
+    with pytest.raises(LeaseLost):
+        await backend.sessions.append_event(
+            session, _answer("call-1"), blind=True, fence=fence("inv-a")
+        )
+
+    assert [e.seq for e in await _events(backend)] == before
+    # The attempt holding it now writes.
+    stored = await backend.sessions.append_event(
+        session, _answer("call-1"), blind=True, fence=fence("inv-a", 2, "replica-2")
+    )
+    assert stored.seq == before[-1] + 1
+
+
+async def test_a_late_final_status_of_a_lost_attempt_changes_nothing(backend: Backend) -> None:
+    pk = await _taken_over_with_an_open_call(backend)
+    problem = {"type": "database-unavailable", "title": "Database unavailable.", "status": 503}
+    before = await _events(backend)
+
+    with pytest.raises(LeaseLost):
+        await backend.store.finish(fence("inv-a"), pk, InvocationStatus.FAILED, problem)
+
+    got = (await backend.store.get(S1, "inv-a")).invocation
+    assert (got.status, got.attempt, got.owner, got.error) == (
+        InvocationStatus.RUNNING,
+        2,
+        "replica-2",
+        None,
+    )
+    # The open call was not answered with the stale error, and the session's lease still
+    # belongs to attempt 2: nothing queued behind it may start.
+    assert [e.seq for e in await _events(backend)] == [e.seq for e in before]
+    queued = await _create(backend.store, "inv-next")
+    assert not await backend.store.try_acquire("inv-next", queued.session_pk, "replica-1", LONG)
+    # Nor may it hand the run back or renew it.
+    await backend.store.hand_back(fence("inv-a"), pk)
+    assert await _claim(backend.store, "replica-3") == []
+    assert await backend.store.heartbeat(fence("inv-a"), pk, LONG) == (False, False)
+
+
+async def test_a_finished_invocation_fences_out_its_own_attempt_retrying(
+    backend: Backend,
+) -> None:
+    """A status retried by the attempt that already recorded another one is dropped too."""
+    running = await _create(backend.store, "inv-a", acquire=True)
+    await backend.store.finish(fence("inv-a"), running.session_pk, InvocationStatus.COMPLETED)
+
+    with pytest.raises(LeaseLost):
+        await backend.store.finish(
+            fence("inv-a"), running.session_pk, InvocationStatus.FAILED, {"type": "x"}
+        )
+
+    assert (await backend.store.get(S1, "inv-a")).invocation.status is InvocationStatus.COMPLETED

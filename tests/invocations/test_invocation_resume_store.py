@@ -15,6 +15,7 @@ from app.invocations.models import InvocationStatus, SessionRef
 from app.invocations.store import InvocationStore, StoredInvocation
 from app.sessions.database import DatabaseSessionService
 from app.sessions.models import Event
+from tests.invocations.store_helpers import fence
 
 APP = "capital_agent"
 S1 = SessionRef(APP, "u1", "s1")
@@ -64,7 +65,7 @@ async def _ended(store: InvocationStore, invocation_id: str, status: InvocationS
     """An invocation that ran and ended with `status`."""
     stored = await _create(store, invocation_id)
     error = None if status is InvocationStatus.COMPLETED else PROBLEM
-    await store.finish(invocation_id, stored.session_pk, status, error)
+    await store.finish(fence(invocation_id), stored.session_pk, status, error)
 
 
 async def _resume(
@@ -152,7 +153,7 @@ async def test_a_resume_that_may_wait_queues_and_goes_first_when_the_session_fre
 
     assert not resumed.acquired
     assert resumed.invocation.status is InvocationStatus.QUEUED
-    await store.finish("inv-b", running.session_pk, InvocationStatus.COMPLETED)
+    await store.finish(fence("inv-b"), running.session_pk, InvocationStatus.COMPLETED)
     # Created before inv-c, so its turn comes first.
     assert not await store.try_acquire("inv-c", running.session_pk, "replica-1", LONG)
     assert await store.try_acquire("inv-a", running.session_pk, "replica-2", LONG)
@@ -163,7 +164,7 @@ async def test_an_unknown_or_another_sessions_invocation_is_not_found(
 ) -> None:
     await _create(store, "inv-s2", ref=S2)
     stored = await store.get(S2, "inv-s2")
-    await store.finish("inv-s2", stored.session_pk, InvocationStatus.FAILED, PROBLEM)
+    await store.finish(fence("inv-s2"), stored.session_pk, InvocationStatus.FAILED, PROBLEM)
 
     for invocation_id in ("nope", "inv-s2"):
         with pytest.raises(InvocationNotFound):

@@ -21,6 +21,7 @@ from tests.invocations.store_helpers import (
     S2,
     Backend,
     create_invocation,
+    fence,
     open_backend,
 )
 
@@ -103,13 +104,13 @@ async def test_queued_invocations_take_the_lease_first_come_first_served(
     await _create(store, "inv-c")
     pk = running.session_pk
 
-    await store.finish("inv-a", pk, InvocationStatus.COMPLETED)
+    await store.finish(fence("inv-a"), pk, InvocationStatus.COMPLETED)
 
     assert not await store.try_acquire("inv-c", pk, "replica-1", LONG)
     assert await store.try_acquire("inv-b", pk, "replica-1", LONG)
     assert await _status(store, "inv-b") == "running"
     assert not await store.try_acquire("inv-c", pk, "replica-1", LONG)
-    await store.finish("inv-b", pk, InvocationStatus.COMPLETED)
+    await store.finish(fence("inv-b"), pk, InvocationStatus.COMPLETED)
     assert await store.try_acquire("inv-c", pk, "replica-1", LONG)
 
 
@@ -164,7 +165,7 @@ async def test_finish_releases_the_lease_and_returns_the_final_invocation(
     problem = {"type": "invocation-failed", "title": "Invocation failed.", "status": 500}
 
     final = await backend.store.finish(
-        "inv-a", running.session_pk, InvocationStatus.FAILED, problem
+        fence("inv-a"), running.session_pk, InvocationStatus.FAILED, problem
     )
 
     assert final is not None
@@ -180,13 +181,13 @@ async def test_finish_releases_the_lease_and_returns_the_final_invocation(
 async def test_finish_of_an_unknown_invocation_returns_none(backend: Backend) -> None:
     pk = await backend.store.session_pk(S1)
 
-    assert await backend.store.finish("inv-x", pk, InvocationStatus.COMPLETED) is None
+    assert await backend.store.finish(fence("inv-x"), pk, InvocationStatus.COMPLETED) is None
 
 
 async def test_heartbeat_extends_the_lease(backend: Backend) -> None:
     running = await _create(backend.store, "inv-a", acquire=True, ttl=EXPIRED)
 
-    await backend.store.heartbeat("inv-a", running.session_pk, LONG, "replica-1")
+    await backend.store.heartbeat(fence("inv-a"), running.session_pk, LONG)
 
     assert await backend.store.reap() == 0
     assert await _status(backend.store, "inv-a") == "running"
@@ -195,14 +196,14 @@ async def test_heartbeat_extends_the_lease(backend: Backend) -> None:
 
 async def test_heartbeat_reports_a_cancel_request(backend: Backend) -> None:
     running = await _create(backend.store, "inv-a", acquire=True)
-    assert await backend.store.heartbeat("inv-a", running.session_pk, LONG, "replica-1") == (
+    assert await backend.store.heartbeat(fence("inv-a"), running.session_pk, LONG) == (
         False,
         True,
     )
 
     await backend.store.request_cancel(S1, "inv-a")
 
-    assert await backend.store.heartbeat("inv-a", running.session_pk, LONG, "replica-1") == (
+    assert await backend.store.heartbeat(fence("inv-a"), running.session_pk, LONG) == (
         True,
         True,
     )
@@ -212,7 +213,7 @@ async def test_request_cancel_flags_only_live_invocations(backend: Backend) -> N
     running = await _create(backend.store, "inv-a", acquire=True)
     await _create(backend.store, "inv-b")
     await _create(backend.store, "inv-c")
-    await backend.store.finish("inv-c", running.session_pk, InvocationStatus.COMPLETED)
+    await backend.store.finish(fence("inv-c", 0), running.session_pk, InvocationStatus.COMPLETED)
 
     flagged_running = await backend.store.request_cancel(S1, "inv-a")
     flagged_queued = await backend.store.request_cancel(S1, "inv-b")
@@ -242,7 +243,7 @@ async def test_reap_marks_expired_live_invocations_interrupted(backend: Backend)
     await _create(store, "inv-b", ttl=EXPIRED)
     await _create(store, "inv-c", ref=S2, acquire=True)
     done = await _create(store, "inv-d", ref=S2, ttl=EXPIRED)
-    await store.finish("inv-d", done.session_pk, InvocationStatus.COMPLETED)
+    await store.finish(fence("inv-d", 0), done.session_pk, InvocationStatus.COMPLETED)
 
     assert await store.reap() == 2
 

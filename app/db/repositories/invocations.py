@@ -87,10 +87,32 @@ _MARK_RUNNING = register(
         heartbeat_time=bindparam("v_now"),
         attempt=_invocations.c.attempt + 1,
     )
+    .returning(_invocations.c.attempt)
 )
+
+
+def _fenced() -> tuple[Any, ...]:
+    """The fencing condition (see `app.sessions.fence`): the invocation `k_invocation` is live
+    and still run by attempt `k_attempt` of `k_owner`, so no takeover happened since."""
+    return (
+        _invocations.c.id == bindparam("k_invocation"),
+        _invocations.c.owner == bindparam("k_owner"),
+        _invocations.c.attempt == bindparam("k_attempt"),
+        _IS_LIVE,
+    )
+
+
+#: Whether a fence holds, inside the unit of a run's write. On PostgreSQL the row is locked FOR
+#: SHARE until the unit ends, so a takeover (an UPDATE of the row) waits for the write to commit
+#: or roll back instead of slipping in between the check and the commit; SQLite's single writer
+#: serializes the two anyway.
+_HOLDS = select(_invocations.c.id).where(*_fenced())
+_HOLDS_FOR = {"sqlite": register(_HOLDS), "postgresql": _HOLDS.with_for_update(read=True)}
+#: The invocation's row whatever its session (to tell a fenced write from a deleted session).
+_BY_ID = register(select(_invocations).where(_invocations.c.id == bindparam("k_invocation")))
 _FINISH = register(
     update(_invocations)
-    .where(_invocations.c.id == bindparam("k_invocation"))
+    .where(*_fenced())
     .values(
         status=bindparam("v_status"),
         error=bindparam("v_error"),
@@ -161,10 +183,9 @@ _NOTIFY_SESSION_FREE = select(
 )
 _EXTEND_INVOCATION = register(
     update(_invocations)
-    .where(
-        _invocations.c.id == bindparam("k_invocation"), _invocations.c.owner == bindparam("k_owner")
-    )
+    .where(*_fenced())
     .values(lease_expires_at=bindparam("v_expires"), heartbeat_time=bindparam("v_now"))
+    .returning(_invocations.c.cancel_requested)
 )
 _EXTEND_LEASE = register(
     update(_leases)
@@ -173,11 +194,6 @@ _EXTEND_LEASE = register(
         _leases.c.invocation_id == bindparam("k_invocation"),
     )
     .values(expires_at=bindparam("v_expires"))
-)
-_CANCEL_REQUESTED = register(
-    select(_invocations.c.cancel_requested, _invocations.c.owner).where(
-        _invocations.c.id == bindparam("k_invocation")
-    )
 )
 _REQUEST_CANCEL = register(
     update(_invocations)
@@ -273,15 +289,7 @@ _FAIL_ONE_EXPIRED = register(
 )
 #: Give an invocation back to the queue (its owner is shutting down): expired at once, so any
 #: process takes it over.
-_HAND_BACK = register(
-    update(_invocations)
-    .where(
-        _invocations.c.id == bindparam("k_invocation"),
-        _invocations.c.owner == bindparam("k_owner"),
-        _IS_LIVE,
-    )
-    .values(lease_expires_at=0.0)
-)
+_HAND_BACK = register(update(_invocations).where(*_fenced()).values(lease_expires_at=0.0))
 _EXPIRE_LEASE = register(
     update(_leases)
     .where(
@@ -412,25 +420,44 @@ class InvocationRepository:
         found = self._db.execute(_TURN, {"k_pk": session_pk, "k_now": now}).scalar()
         return None if found is None else str(found)
 
-    def mark_running(self, invocation_id: str, *, owner: str, now: float, expires: float) -> None:
-        """Record that `owner` started running the invocation at `now`."""
-        self._db.execute(
-            _MARK_RUNNING,
-            [{"k_invocation": invocation_id, "v_now": now, "v_owner": owner, "v_expires": expires}],
-        )
+    def mark_running(self, invocation_id: str, *, owner: str, now: float, expires: float) -> int:
+        """Record that `owner` started running the invocation at `now`; its new attempt."""
+        params = {
+            "k_invocation": invocation_id,
+            "v_now": now,
+            "v_owner": owner,
+            "v_expires": expires,
+        }
+        return int(self._db.execute(_MARK_RUNNING, params).scalar())
+
+    def holds(self, invocation_id: str, *, owner: str, attempt: int) -> bool:
+        """Whether attempt `attempt` of `owner` still holds the invocation's lease (the row stays
+        locked against a takeover until the caller's unit ends, on PostgreSQL)."""
+        statement = _HOLDS_FOR[self._db.dialect.name]
+        params = {"k_invocation": invocation_id, "k_owner": owner, "k_attempt": attempt}
+        return self._db.execute(statement, params).first() is not None
+
+    def by_id(self, invocation_id: str) -> Any | None:
+        """The invocation's row, whatever its session, or None."""
+        return self._db.execute(_BY_ID, {"k_invocation": invocation_id}).first()
 
     def finish(
         self,
         invocation_id: str,
         *,
+        owner: str,
+        attempt: int,
         status: str,
         error: dict[str, Any] | None,
         now: float,
         required_action: dict[str, Any] | None = None,
     ) -> Any | None:
-        """Record the invocation's outcome; its updated row, or None if it is gone."""
+        """Record the outcome of attempt `attempt` of `owner`; the updated row, or None if the
+        invocation is gone or that attempt no longer holds it (fenced)."""
         params = {
             "k_invocation": invocation_id,
+            "k_owner": owner,
+            "k_attempt": attempt,
             "v_status": status,
             "v_error": error,
             "v_required_action": required_action,
@@ -474,23 +501,34 @@ class InvocationRepository:
         self._db.execute(_REQUEST_CANCEL, [{**session, "k_invocation": invocation_id}])
 
     def heartbeat(
-        self, invocation_id: str, session_pk: int, *, owner: str, now: float, expires: float
+        self,
+        invocation_id: str,
+        session_pk: int,
+        *,
+        owner: str,
+        attempt: int,
+        now: float,
+        expires: float,
     ) -> tuple[bool, bool]:
-        """Move the invocation's and its session lease's expiry to `expires` if `owner` still
-        owns it; (cancel_requested, still owned). A run whose invocation another process took
-        over (its lease had expired) must stop: the other process continues it."""
-        self._db.execute(
-            _EXTEND_INVOCATION,
-            [{"k_invocation": invocation_id, "k_owner": owner, "v_expires": expires, "v_now": now}],
-        )
+        """Move the invocation's and its session lease's expiry to `expires` if attempt
+        `attempt` of `owner` still holds it; (cancel_requested, still held). A run whose
+        invocation another attempt took over (its lease had expired), or that ended meanwhile,
+        must stop: the other attempt continues it."""
+        params = {
+            "k_invocation": invocation_id,
+            "k_owner": owner,
+            "k_attempt": attempt,
+            "v_expires": expires,
+            "v_now": now,
+        }
+        row = self._db.execute(_EXTEND_INVOCATION, params).first()
+        if row is None:
+            return False, False
         self._db.execute(
             _EXTEND_LEASE,
             [{"k_pk": session_pk, "k_invocation": invocation_id, "v_expires": expires}],
         )
-        row = self._db.execute(_CANCEL_REQUESTED, {"k_invocation": invocation_id}).first()
-        if row is None:
-            return False, False
-        return bool(row[0]), row[1] == owner
+        return bool(row[0]), True
 
     def reap(self, *, error: dict[str, Any], now: float) -> list[tuple[str, int]]:
         """Mark live invocations whose expiry passed as failed with `error` and delete expired
@@ -530,12 +568,16 @@ class InvocationRepository:
         found = self._db.execute(_FAIL_ONE_EXPIRED, params).scalar()
         return None if found is None else int(found)
 
-    def hand_back(self, invocation_id: str, session_pk: int, *, owner: str) -> None:
-        """Expire `owner`'s invocation and its session lease now, for another process to take
-        over; on PostgreSQL, announce it."""
-        self._db.execute(_HAND_BACK, [{"k_invocation": invocation_id, "k_owner": owner}])
+    def hand_back(self, invocation_id: str, session_pk: int, *, owner: str, attempt: int) -> bool:
+        """Expire the invocation and its session lease now, for another process to take over,
+        if attempt `attempt` of `owner` still holds it (on PostgreSQL, announce it); whether it
+        did."""
+        params = {"k_invocation": invocation_id, "k_owner": owner, "k_attempt": attempt}
+        if self._db.execute(_HAND_BACK, params).rowcount == 0:
+            return False
         self._db.execute(_EXPIRE_LEASE, [{"k_pk": session_pk, "k_invocation": invocation_id}])
         self.announce(session_pk, invocation_id)
+        return True
 
     # -- session leases -------------------------------------------------------------------
 
