@@ -1,26 +1,45 @@
 """Agents from YAML config files (ADK's Agent Config): `from_config("root_agent.yaml")`.
 
 A config is an `LlmAgentConfig` (`app/agents/llm_agent_config.py`). Names in it resolve as ADK
-resolves them: a bare tool name is an attribute of `app.tools` (a built-in: `exit_loop`,
-`load_memory`, `AgentTool`, ...); a dotted name is `module.attr`, imported normally (the app
-registry puts the agents directory on the import path, so `my_app.tools.lookup` names
-`<agents dir>/my_app/tools.py`). A tool with `args` is a tool class built with them, or a
+resolves them, inside a fence: a dotted name (a tool, a callback, `model_code`, a schema, a
+sub-agent's `code`, AgentTool's `agent`) is `module.attr`, and it may name only
+
+- the app's own modules: `<app>.<module>.<attr>`, where `<app>` is the folder holding the root
+  config (the app registry puts the agents directory on the import path, so `my_app.tools.lookup`
+  names `<agents dir>/my_app/tools.py`); the module must come from that folder (an installed
+  module of the same name is refused, not imported), and a function or class it names must be
+  defined there, not merely imported into it (`from subprocess import run` in the app's
+  `tools.py` does not make `my_app.tools.run` nameable);
+- `SAFE_CONFIG_NAMES`, agentd's authoring API that YAML data can configure but not turn into
+  code (built-in tools, AgentTool, ExampleTool, the model and agent classes); ADK's
+  `google.adk.` spelling of them is read as `app.`. A bare tool name is one of its tools.
+
+Anything else (the standard library, `yaml.unsafe_load`, any other installed package, agentd's
+internals) is refused by name before anything is imported: importing a module runs its code, and
+a code reference with `args` calls what it names with values from the YAML. ADK refuses the
+standard library and a few packages; a list of what is allowed cannot be walked around by the next
+package with a `load`-like function. A tool with `args` is a tool class built with them, or a
 function that builds a tool from them (it receives the `ToolArgsConfig`, as in ADK). Sub-agents
 are other config files (`config_path`, relative to the referencing file and inside its folder) or
-agents defined in code (`code`). As ADK does, references into the standard library are refused:
-a config names the app's own code, agentd's or an installed package's.
+agents defined in code (`code`).
 
-Every problem (YAML syntax, an unknown or missing key, a name that does not resolve, a cycle of
-config files) is an `AppLoadError` naming the file and the problem, so a served app answers the
-`app-load-failed` problem.
+Every problem (YAML syntax, an unknown or missing key, a refused or unresolved name, a cycle of
+config files) is an `AppLoadError` naming the app, the file (relative to the app's folder) and the
+problem, so a served app answers the `app-load-failed` problem. It never shows a server path:
+error text from the app's code or a library passes through `describe_failure`, which keeps only
+paths relative to the app's folder and the names of other files.
 """
 
 import importlib
+import importlib.util
 import inspect
 import os
-import sys
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib.machinery import ModuleSpec
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -48,8 +67,33 @@ _LLM_AGENT_CLASSES = frozenset(
         "google.adk.agents.llm_agent.LlmAgent",
     }
 )
-#: Modules a config may not reach into (ADK's rule: too much of the standard library runs code).
-_BLOCKED_MODULES = frozenset(sys.stdlib_module_names) | frozenset(sys.builtin_module_names)
+#: What a config may name outside its app's folder (the README lists them): tools, tool classes,
+#: models and agents that the YAML's data configures but cannot turn into code. Left out on
+#: purpose: FunctionTool and LongRunningFunctionTool (they need a callable, which YAML cannot
+#: give), MCPToolset (its stdio connection starts a command) and every other module; an app that
+#: needs one builds it in its own Python module and names that.
+SAFE_CONFIG_NAMES: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "app.tools": frozenset(
+            {
+                "AgentTool",
+                "ExampleTool",
+                "exit_loop",
+                "get_user_choice",
+                "google_search",
+                "load_artifacts",
+                "load_memory",
+                "preload_memory",
+                "transfer_to_agent",
+            }
+        ),
+        "app.models": frozenset({"Claude", "Gemini", "LiteLlm", "OpenAILlm"}),
+        "app.agents": frozenset(
+            {"Agent", "LlmAgent", "LoopAgent", "ParallelAgent", "SequentialAgent"}
+        ),
+    }
+)
+_ADK_PREFIX = "google.adk."
 _CALLBACK_KEYS = {
     "before_agent_callbacks": "before_agent_callback",
     "after_agent_callbacks": "after_agent_callback",
@@ -58,34 +102,80 @@ _CALLBACK_KEYS = {
     "before_tool_callbacks": "before_tool_callback",
     "after_tool_callbacks": "after_tool_callback",
 }
+#: An absolute POSIX path inside error text (not the `//` of a URL, not a relative path's `/`).
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/[^\s'\"`()<>\[\]{},;]+")
 
 
 class ConfigError(ValueError):
     """A problem inside one config file; `from_config` names the file and raises AppLoadError."""
 
 
+@dataclass(frozen=True)
+class _AppScope:
+    """The app a config belongs to: its package name (the folder's name) and its folder."""
+
+    name: str
+    folder: Path
+
+    @classmethod
+    def of(cls, folder: str | os.PathLike[str]) -> "_AppScope":
+        resolved = Path(folder).resolve()
+        return cls(name=resolved.name, folder=resolved)
+
+    def relative(self, path: Path) -> str:
+        """`path` as the app's folder sees it (its name only when it lies outside)."""
+        try:
+            return path.relative_to(self.folder).as_posix()
+        except ValueError:
+            return path.name
+
+
+def describe_failure(exc: BaseException, folder: Path | None) -> str:
+    """`Type: message` of an exception raised by an app's code or a library, its paths hidden:
+    a path inside the app's `folder` becomes relative to it, any other absolute path its name."""
+    return f"{type(exc).__name__}: {_without_paths(str(exc), folder)}"
+
+
+def _without_paths(text: str, folder: Path | None) -> str:
+    def shorten(match: re.Match[str]) -> str:
+        found = match.group(0)
+        path = found.rstrip(".")
+        tail = found[len(path) :]
+        inside = Path(os.path.normpath(path))
+        if folder is not None and inside.is_relative_to(folder):
+            shown = inside.relative_to(folder).as_posix()
+            return (shown if shown != "." else folder.name) + tail
+        return (inside.name or "<path>") + tail
+
+    return _ABSOLUTE_PATH.sub(shorten, text)
+
+
 def from_config(config_path: str | os.PathLike[str]) -> BaseAgent:
-    """The agent a YAML config file describes (its sub-agents and tools resolved).
+    """The agent a YAML config file describes (its sub-agents and tools resolved); the folder
+    holding it is the app whose own modules its names may reach.
 
     Raises:
-        AppLoadError: the file cannot be read or parsed, or a name in it does not resolve.
+        AppLoadError: the file cannot be read or parsed, or a name in it is refused or does not
+            resolve.
     """
-    return _from_config(Path(config_path).resolve(), ())
+    path = Path(config_path).resolve()
+    return _from_config(path, _AppScope.of(path.parent), ())
 
 
-def _from_config(path: Path, loading: tuple[Path, ...]) -> BaseAgent:
+def _from_config(path: Path, scope: _AppScope, loading: tuple[Path, ...]) -> BaseAgent:
+    where = f"App {scope.name!r}, agent config {scope.relative(path)}"
     if path in loading:
-        chain = " -> ".join(p.name for p in (*loading, path))
-        raise AppLoadError(f"Agent config {path}: config_path cycle ({chain}).")
+        chain = " -> ".join(scope.relative(p) for p in (*loading, path))
+        raise AppLoadError(f"{where}: config_path cycle ({chain}).")
     try:
         config = load_config(path)
-        return _build_llm_agent(config, path, (*loading, path))
+        return _build_llm_agent(config, path, scope, (*loading, path))
     except AppLoadError:
         raise
     except ConfigError as exc:
-        raise AppLoadError(f"Agent config {path}: {exc}") from exc
+        raise AppLoadError(f"{where}: {exc}") from exc
     except Exception as exc:  # whatever a referenced module or constructor raised
-        raise AppLoadError(f"Agent config {path}: {type(exc).__name__}: {exc}") from exc
+        raise AppLoadError(f"{where}: {describe_failure(exc, scope.folder)}") from exc
 
 
 def load_config(path: Path) -> LlmAgentConfig:
@@ -129,7 +219,9 @@ def _validation_problem(exc: ValidationError) -> str:
     return "; ".join(problems)
 
 
-def _build_llm_agent(config: LlmAgentConfig, path: Path, loading: tuple[Path, ...]) -> LlmAgent:
+def _build_llm_agent(
+    config: LlmAgentConfig, path: Path, scope: _AppScope, loading: tuple[Path, ...]
+) -> LlmAgent:
     kwargs: dict[str, Any] = {"name": config.name, "description": config.description}
     if config.model:
         try:
@@ -138,7 +230,7 @@ def _build_llm_agent(config: LlmAgentConfig, path: Path, loading: tuple[Path, ..
             raise ConfigError(f"model {config.model!r}: {exc}") from exc
         kwargs["model"] = config.model
     elif config.model_code:
-        model = resolve_code_reference(config.model_code)
+        model = _resolve_code_reference(config.model_code, scope)
         if not isinstance(model, BaseLlm | str):
             raise ConfigError(f"model_code {config.model_code.name!r} is not a model (BaseLlm)")
         kwargs["model"] = model
@@ -157,51 +249,117 @@ def _build_llm_agent(config: LlmAgentConfig, path: Path, loading: tuple[Path, ..
     for key in ("input_schema", "output_schema"):
         reference: CodeConfig | None = getattr(config, key)
         if reference is not None:
-            kwargs[key] = resolve_code_reference(reference)
+            kwargs[key] = _resolve_code_reference(reference, scope)
     if config.tools:
-        kwargs["tools"] = [_resolve_tool(tool, path, loading) for tool in config.tools]
+        kwargs["tools"] = [_resolve_tool(tool, path, scope, loading) for tool in config.tools]
     for key, field in _CALLBACK_KEYS.items():
         references: list[CodeConfig] | None = getattr(config, key)
         if references:
-            kwargs[field] = resolve_callbacks(references)
+            kwargs[field] = _resolve_callbacks(references, scope)
     if config.sub_agents:
         kwargs["sub_agents"] = [
-            _resolve_agent_reference(ref, path, loading) for ref in config.sub_agents
+            _resolve_agent_reference(ref, path, scope, loading) for ref in config.sub_agents
         ]
     try:
         return LlmAgent(**kwargs)
     except ValueError as exc:  # pydantic's ValidationError and the tree's own checks
-        raise ConfigError(f"agent {config.name!r} cannot be built: {exc}") from exc
+        raise ConfigError(
+            f"agent {config.name!r} cannot be built: {_without_paths(str(exc), scope.folder)}"
+        ) from exc
 
 
 # -- names ------------------------------------------------------------------------------------
 
 
-def resolve_fully_qualified_name(name: str) -> Any:
-    """The object `module.attr` names (ConfigError if it does not import or is blocked)."""
-    module_path, _, attr = name.rpartition(".")
-    if not module_path or not attr:
+def resolve_fully_qualified_name(
+    name: str, app_folder: str | os.PathLike[str] | None = None
+) -> Any:
+    """The object `module.attr` names: one of `SAFE_CONFIG_NAMES`, or one defined in the app
+    whose folder is `app_folder` (ConfigError if it is refused or does not resolve)."""
+    return _resolve_name(name, None if app_folder is None else _AppScope.of(app_folder))
+
+
+def _resolve_name(name: str, scope: _AppScope | None) -> Any:
+    parts = name.split(".")
+    if len(parts) < 2 or not all(part.isidentifier() for part in parts):
         raise ConfigError(f"{name!r} is not a dotted name (module.attribute)")
-    top = module_path.split(".", 1)[0]
-    if top in _BLOCKED_MODULES:
+    canonical = "app." + name.removeprefix(_ADK_PREFIX) if name.startswith(_ADK_PREFIX) else name
+    module_path, _, attr = canonical.rpartition(".")
+    if attr in SAFE_CONFIG_NAMES.get(module_path, ()):
+        return getattr(importlib.import_module(module_path), attr)
+    if scope is None or parts[0] != scope.name:
+        own = f"{scope.name}.<module>.<attribute>, " if scope is not None else ""
         raise ConfigError(
-            f"{name!r} is refused: agent configs may not reference the standard library "
-            f"({top!r}); name the app's own code or an installed package"
+            f"{name!r} is refused: a config may name only its app's own code ({own}defined in "
+            "the app's folder) and the names agentd lists as safe for configs (README, "
+            "'Apps from a config file')"
         )
-    try:
-        module = importlib.import_module(module_path)
-    except Exception as exc:
-        raise ConfigError(
-            f"cannot import module {module_path!r} for {name!r}: {type(exc).__name__}: {exc}"
-        ) from exc
+    module = _import_app_module(module_path, name, scope)
     if not hasattr(module, attr):
         raise ConfigError(f"module {module_path!r} has no attribute {attr!r}")
-    return getattr(module, attr)
+    target = getattr(module, attr)
+    _check_defined_in_app(target, name, scope)
+    return target
 
 
-def resolve_code_reference(code_config: CodeConfig) -> Any:
-    """The object a code reference names, called with its `args` when it has any."""
-    target = resolve_fully_qualified_name(code_config.name)
+def _import_app_module(module_path: str, name: str, scope: _AppScope) -> Any:
+    """The app's module `module_path`, each package on the way checked to come from the app's
+    folder before anything below it runs (`find_spec` of `a.b` imports `a`, already checked)."""
+    parts = module_path.split(".")
+    try:
+        for depth in range(1, len(parts) + 1):
+            package = ".".join(parts[:depth])
+            spec = importlib.util.find_spec(package)
+            if spec is None:
+                raise ConfigError(f"no module {package!r} in the app's folder (for {name!r})")
+            if not _spec_inside(spec, scope.folder):
+                raise ConfigError(
+                    f"{name!r} is refused: module {package!r} is not the app's own (another "
+                    f"module named {package!r} comes first on the import path)"
+                )
+        return importlib.import_module(module_path)
+    except ConfigError:
+        raise
+    except Exception as exc:  # the app's own module failed to import
+        raise ConfigError(
+            f"cannot import module {module_path!r} for {name!r}: "
+            f"{describe_failure(exc, scope.folder)}"
+        ) from exc
+
+
+def _spec_inside(spec: ModuleSpec, folder: Path) -> bool:
+    """Whether a module (or package, all of whose portions) lies in the app's folder."""
+    places = [Path(spec.origin)] if spec.has_location and spec.origin else []
+    places += [Path(p) for p in spec.submodule_search_locations or ()]
+    return bool(places) and all(p.resolve().is_relative_to(folder) for p in places)
+
+
+def _check_defined_in_app(target: Any, name: str, scope: _AppScope) -> None:
+    """A module, function or class the app merely imported is not the app's own code; its
+    instances (tools, agents, models it built) are."""
+    if inspect.ismodule(target):
+        raise ConfigError(f"{name!r} is refused: it names a module, not code of the app")
+    code = target.__func__ if inspect.ismethod(target) else target
+    if inspect.isroutine(code) or inspect.isclass(code):
+        module = getattr(code, "__module__", None) or ""
+        if module != scope.name and not module.startswith(f"{scope.name}."):
+            raise ConfigError(
+                f"{name!r} is refused: it is defined in {module!r}, not in the app's folder"
+            )
+
+
+def resolve_code_reference(
+    code_config: CodeConfig, app_folder: str | os.PathLike[str] | None = None
+) -> Any:
+    """The object a code reference names (as `resolve_fully_qualified_name`), called with its
+    `args` when it has any."""
+    return _resolve_code_reference(
+        code_config, None if app_folder is None else _AppScope.of(app_folder)
+    )
+
+
+def _resolve_code_reference(code_config: CodeConfig, scope: _AppScope | None) -> Any:
+    target = _resolve_name(code_config.name, scope)
     if code_config.args is None:
         return target
     if not callable(target):
@@ -211,16 +369,25 @@ def resolve_code_reference(code_config: CodeConfig) -> Any:
     try:
         return target(*positional, **keywords)
     except Exception as exc:
-        raise ConfigError(
-            f"calling {code_config.name!r} with its args failed: {type(exc).__name__}: {exc}"
-        ) from exc
+        failure = describe_failure(exc, scope.folder if scope is not None else None)
+        raise ConfigError(f"calling {code_config.name!r} with its args failed: {failure}") from exc
 
 
-def resolve_callbacks(callbacks_config: list[CodeConfig]) -> list[Callable[..., Any]]:
+def resolve_callbacks(
+    callbacks_config: list[CodeConfig], app_folder: str | os.PathLike[str] | None = None
+) -> list[Callable[..., Any]]:
     """The callables a list of code references names, in order."""
+    return _resolve_callbacks(
+        callbacks_config, None if app_folder is None else _AppScope.of(app_folder)
+    )
+
+
+def _resolve_callbacks(
+    callbacks_config: list[CodeConfig], scope: _AppScope | None
+) -> list[Callable[..., Any]]:
     callbacks = []
     for reference in callbacks_config:
-        callback = resolve_code_reference(reference)
+        callback = _resolve_code_reference(reference, scope)
         if not callable(callback):
             raise ConfigError(f"callback {reference.name!r} is not callable")
         callbacks.append(callback)
@@ -230,17 +397,19 @@ def resolve_callbacks(callbacks_config: list[CodeConfig]) -> list[Callable[..., 
 def resolve_agent_reference(
     ref_config: AgentRefConfig, referencing_agent_config_abs_path: str | os.PathLike[str]
 ) -> BaseAgent:
-    """The agent a sub-agent reference names: another config file, or an agent in code."""
-    return _resolve_agent_reference(ref_config, Path(referencing_agent_config_abs_path), ())
+    """The agent a sub-agent reference names: another config file, or an agent in code (of the
+    app whose folder holds the referencing file)."""
+    path = Path(referencing_agent_config_abs_path).resolve()
+    return _resolve_agent_reference(ref_config, path, _AppScope.of(path.parent), ())
 
 
 def _resolve_agent_reference(
-    ref: AgentRefConfig, path: Path, loading: tuple[Path, ...]
+    ref: AgentRefConfig, path: Path, scope: _AppScope, loading: tuple[Path, ...]
 ) -> BaseAgent:
     if ref.config_path is not None:
-        return _from_config(_sibling_config(ref.config_path, path), loading)
+        return _from_config(_sibling_config(ref.config_path, path), scope, loading)
     assert ref.code is not None  # AgentRefConfig holds exactly one of the two
-    agent = resolve_fully_qualified_name(ref.code)
+    agent = _resolve_name(ref.code, scope)
     if not isinstance(agent, BaseAgent):
         raise ConfigError(f"code {ref.code!r} is not an agent instance (BaseAgent)")
     return agent
@@ -261,28 +430,32 @@ def _sibling_config(config_path: str, referencing: Path) -> Path:
 # -- tools ------------------------------------------------------------------------------------
 
 
-def _resolve_tool(tool: ToolConfig, path: Path, loading: tuple[Path, ...]) -> ToolUnion:
+def _resolve_tool(
+    tool: ToolConfig, path: Path, scope: _AppScope, loading: tuple[Path, ...]
+) -> ToolUnion:
     if "." in tool.name:
-        target = resolve_fully_qualified_name(tool.name)
+        target = _resolve_name(tool.name, scope)
+    elif tool.name in SAFE_CONFIG_NAMES["app.tools"]:
+        target = getattr(importlib.import_module("app.tools"), tool.name)
     else:
-        builtins = importlib.import_module("app.tools")
-        if tool.name.startswith("_") or not hasattr(builtins, tool.name):
-            raise ConfigError(
-                f"unknown tool {tool.name!r}: a bare name is a built-in of app.tools "
-                "(e.g. exit_loop, load_memory); name your own tools as module.attribute"
-            )
-        target = getattr(builtins, tool.name)
+        raise ConfigError(
+            f"unknown tool {tool.name!r}: a bare name is a built-in of app.tools "
+            f"({', '.join(sorted(SAFE_CONFIG_NAMES['app.tools']))}); name your own tools as "
+            f"{scope.name}.<module>.<attribute>"
+        )
     try:
-        return _tool_from(target, tool, path, loading)
+        return _tool_from(target, tool, path, scope, loading)
     except (AppLoadError, ConfigError):
         raise
     except Exception as exc:
         raise ConfigError(
-            f"tool {tool.name!r} cannot be built: {type(exc).__name__}: {exc}"
+            f"tool {tool.name!r} cannot be built: {describe_failure(exc, scope.folder)}"
         ) from exc
 
 
-def _tool_from(target: Any, tool: ToolConfig, path: Path, loading: tuple[Path, ...]) -> ToolUnion:
+def _tool_from(
+    target: Any, tool: ToolConfig, path: Path, scope: _AppScope, loading: tuple[Path, ...]
+) -> ToolUnion:
     if isinstance(target, BaseTool):
         if tool.args is not None:
             raise ConfigError(f"tool {tool.name!r} is a tool instance: it takes no args")
@@ -292,7 +465,7 @@ def _tool_from(target: Any, tool: ToolConfig, path: Path, loading: tuple[Path, .
             raise ConfigError(f"tool {tool.name!r} is a class but not a BaseTool")
         kwargs = tool.args.as_kwargs() if tool.args is not None else {}
         if issubclass(target, AgentTool) and "agent" in kwargs:
-            kwargs["agent"] = _agent_argument(kwargs["agent"], path, loading)
+            kwargs["agent"] = _agent_argument(kwargs["agent"], path, scope, loading)
         built: BaseTool = target(**kwargs)
         return built
     if callable(target):
@@ -308,7 +481,9 @@ def _tool_from(target: Any, tool: ToolConfig, path: Path, loading: tuple[Path, .
     raise ConfigError(f"tool {tool.name!r} is neither a tool, a tool class nor a function")
 
 
-def _agent_argument(value: Any, path: Path, loading: tuple[Path, ...]) -> BaseAgent:
+def _agent_argument(
+    value: Any, path: Path, scope: _AppScope, loading: tuple[Path, ...]
+) -> BaseAgent:
     """AgentTool's `agent` arg: a config path (string) or an agent reference mapping."""
     try:
         ref = (
@@ -316,12 +491,14 @@ def _agent_argument(value: Any, path: Path, loading: tuple[Path, ...]) -> BaseAg
         )
     except (TypeError, ValidationError) as exc:
         raise ConfigError(f"AgentTool's agent must be a config path or a reference: {exc}") from exc
-    return _resolve_agent_reference(ref, path, loading)
+    return _resolve_agent_reference(ref, path, scope, loading)
 
 
 __all__ = [
+    "SAFE_CONFIG_NAMES",
     "ConfigError",
     "ToolArgsConfig",
+    "describe_failure",
     "from_config",
     "load_config",
     "resolve_agent_reference",

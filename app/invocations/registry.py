@@ -7,7 +7,9 @@ agents directory is then on the import path, so dotted names in it reach the app
 `<app>.<module>.<attr>`, as with ADK's loader). Each app is imported once, under a private
 module name (`agentd_app_<name>`), so app folders never shadow installed packages and relative
 imports inside an app package work. A broken app fails with a clear `app-load-failed` problem
-naming the file and the error, not a bare 500.
+naming the app, the file (relative to its folder) and the error, never a server path (the log
+has the whole error with its traceback, once per distinct failure); it stays a 500: a broken
+app is the operator's to fix, not the client's.
 """
 
 import importlib
@@ -23,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 
 from app.agents.base_agent import BaseAgent
-from app.agents.config_agent_utils import from_config
+from app.agents.config_agent_utils import describe_failure, from_config
 from app.errors import AppLoadError, AppNotFound
 from app.invocations.runner import App
 from app.tools.base_toolset import BaseToolset
@@ -60,6 +62,7 @@ class AppRegistry:
         self._loaded: dict[str, App] = {}
         self._lock = threading.Lock()
         self._seen: dict[str, tuple[float, AppInfo]] = {}
+        self._failures: dict[str, str] = {}
 
     def list_apps(self) -> list[AppInfo]:
         """All apps, sorted by name."""
@@ -91,8 +94,27 @@ class AppRegistry:
         self.require(app_name)
         with self._lock:
             if app_name not in self._loaded:
-                self._loaded[app_name] = self._import(app_name)
+                try:
+                    self._loaded[app_name] = self._import(app_name)
+                except AppLoadError as exc:
+                    self._log_failure(app_name, exc)
+                    raise
+                self._failures.pop(app_name, None)
             return self._loaded[app_name]
+
+    def _log_failure(self, app_name: str, exc: AppLoadError) -> None:
+        # The problem hides server paths; the operator's log keeps them. A broken app is loaded
+        # again on every request, so each distinct failure is logged once.
+        detail = str(exc.detail)
+        if self._failures.get(app_name) != detail:
+            self._failures[app_name] = detail
+            logger.warning(
+                "app %s in %s failed to load: %s",
+                app_name,
+                self._agents_dir / app_name,
+                detail,
+                exc_info=exc.__cause__ or exc,
+            )
 
     async def close(self) -> None:
         """Close the toolsets of every loaded app's agents (MCP sessions, their subprocesses);
@@ -127,7 +149,7 @@ class AppRegistry:
                 module = importlib.import_module(f"{package_name}.agent")
         except Exception as exc:
             raise AppLoadError(
-                f"Importing app {app_name!r} from {folder} failed: {type(exc).__name__}: {exc}"
+                f"Importing app {app_name!r} failed: {describe_failure(exc, folder.resolve())}"
             ) from exc
         for candidate in (module, package):
             app = getattr(candidate, "app", None)
@@ -138,7 +160,7 @@ class AppRegistry:
                 return App(name=app_name, root_agent=root_agent)
         raise AppLoadError(
             f"App {app_name!r} defines neither `root_agent` (an agent) nor `app` (an App) "
-            f"in {folder / 'agent.py'} or its __init__.py."
+            "in its agent.py or __init__.py."
         )
 
 

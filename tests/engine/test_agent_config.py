@@ -15,8 +15,9 @@ from app.agents.config_agent_utils import from_config
 from app.errors import AppLoadError
 from app.invocations.registry import AppRegistry
 from app.invocations.runner import InMemoryRunner
+from app.models import Gemini
 from app.models.scripted import ScriptedLlm
-from app.tools import exit_loop, get_user_choice, load_memory
+from app.tools import exit_loop, get_user_choice, google_search, load_artifacts, load_memory
 from app.tools.agent_tool import AgentTool
 from tests.engine.helpers import run_turn, texts
 
@@ -358,12 +359,13 @@ BAD_CONFIGS: dict[str, tuple[str, str]] = {
     "missing_name": ("model: scripted\ninstruction: hi\n", "missing required key 'name'"),
     "wrong_type": ("name: a\ninclude_contents: some\n", "include_contents"),
     "unknown_tool": ("name: a\ntools:\n  - name: no_such_tool\n", "unknown tool 'no_such_tool'"),
-    "unknown_module": (
-        "name: a\ntools:\n  - name: no_such_pkg.tools.f\n",
-        "cannot import module 'no_such_pkg.tools'",
+    "unknown_module": ("name: a\ntools:\n  - name: no_such_pkg.tools.f\n", "is refused"),
+    "unknown_app_module": (
+        "name: a\ntools:\n  - name: APP.nowhere.f\n",
+        "no module 'APP.nowhere'",
     ),
     "unknown_attribute": ("name: a\ntools:\n  - name: APP.tools.nothing\n", "no attribute"),
-    "stdlib_refused": ("name: a\ntools:\n  - name: os.system\n", "standard library"),
+    "stdlib_refused": ("name: a\ntools:\n  - name: os.system\n", "'os.system' is refused"),
     "tool_instance_with_args": (
         "name: a\ntools:\n  - name: load_memory\n    args:\n      x: 1\n",
         "takes no args",
@@ -372,7 +374,8 @@ BAD_CONFIGS: dict[str, tuple[str, str]] = {
         "name: a\ntools:\n  - name: APP.tools.Greeter\n    args:\n      colour: red\n",
         "cannot be built",
     ),
-    "not_a_tool_class": ("name: a\ntools:\n  - name: ToolContext\n", "not a BaseTool"),
+    "not_a_built_in_tool": ("name: a\ntools:\n  - name: ToolContext\n", "unknown tool"),
+    "not_a_tool_class": ("name: a\ntools:\n  - name: APP.schemas.Answer\n", "not a BaseTool"),
     "unknown_callback": (
         "name: a\nbefore_model_callbacks:\n  - name: APP.callbacks.missing\n",
         "no attribute 'missing'",
@@ -421,7 +424,7 @@ BAD_CONFIGS: dict[str, tuple[str, str]] = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
-def test_a_bad_config_is_an_app_load_error_naming_the_file_and_the_problem(
+def test_a_bad_config_is_an_app_load_error_naming_the_app_the_file_and_the_problem(
     app_dir: Path, case: str
 ) -> None:
     text, problem = BAD_CONFIGS[case]
@@ -429,19 +432,23 @@ def test_a_bad_config_is_an_app_load_error_naming_the_file_and_the_problem(
     with pytest.raises(AppLoadError) as raised:
         from_config(path)
     assert raised.value.type == "app-load-failed"
-    assert str(path) in str(raised.value.detail)
-    assert problem.replace("APP", app_dir.name) in str(raised.value.detail)
+    detail = str(raised.value.detail)
+    assert f"App {app_dir.name!r}, agent config root_agent.yaml: " in detail
+    assert problem.replace("APP", app_dir.name) in detail
+    assert str(app_dir.parent) not in detail
 
 
 def test_a_bad_sub_agent_file_is_named_rather_than_its_parent(app_dir: Path) -> None:
-    bad = _write(app_dir, "helper.yaml", "name: helper\nbogus: 1\n")
+    (app_dir / "team").mkdir()
+    _write(app_dir, "team/helper.yaml", "name: helper\nbogus: 1\n")
     path = _write(
-        app_dir, "root_agent.yaml", "name: a\nsub_agents:\n  - config_path: helper.yaml\n"
+        app_dir, "root_agent.yaml", "name: a\nsub_agents:\n  - config_path: team/helper.yaml\n"
     )
     with pytest.raises(AppLoadError) as raised:
         from_config(path)
-    assert str(bad) in str(raised.value.detail)
-    assert "unknown key 'bogus'" in str(raised.value.detail)
+    detail = str(raised.value.detail)
+    assert "agent config team/helper.yaml: unknown key 'bogus'" in detail
+    assert str(app_dir.parent) not in detail
 
 
 def test_registry_reports_a_broken_root_agent_yaml_as_app_load_failed(app_dir: Path) -> None:
@@ -452,3 +459,247 @@ def test_registry_reports_a_broken_root_agent_yaml_as_app_load_failed(app_dir: P
         registry.load(app_dir.name)
     assert raised.value.type == "app-load-failed"
     assert "root_agent.yaml" in str(raised.value.detail)
+
+
+# -- the fence around code references (issue 26) ------------------------------------------------
+
+#: Where a config names code, with REF for the reference: each resolves it differently.
+REFERENCE_PLACES: dict[str, str] = {
+    "tool": "name: a\ntools:\n  - name: REF\n",
+    "tool_with_args": "name: a\ntools:\n  - name: REF\n    args: {command: id}\n",
+    "callback_with_args": (
+        "name: a\nbefore_agent_callbacks:\n  - name: REF\n    args:\n      - value: id\n"
+    ),
+    "model_code_with_args": "name: a\nmodel_code:\n  name: REF\n  args:\n    - value: id\n",
+    "output_schema": "name: a\nmodel: scripted\noutput_schema:\n  name: REF\n",
+    "sub_agent_code": "name: a\nmodel: scripted\nsub_agents:\n  - code: REF\n",
+    "agent_tool_agent": (
+        "name: a\nmodel: scripted\ntools:\n  - name: AgentTool\n    args:\n"
+        "      agent: {code: REF}\n"
+    ),
+}
+REFUSED_REFERENCES = [
+    "os.system",
+    "subprocess.run",
+    "builtins.eval",
+    "importlib.import_module",
+    "yaml.unsafe_load",
+    "pydantic.BaseModel",
+    "app.invocations.registry.AppRegistry",
+    "google.adk.invocations.registry.AppRegistry",
+    "app.tools.FunctionTool",
+]
+
+
+@pytest.mark.parametrize("place", sorted(REFERENCE_PLACES))
+@pytest.mark.parametrize("reference", REFUSED_REFERENCES)
+def test_a_reference_outside_the_app_and_the_safe_names_is_refused_by_name(
+    app_dir: Path, place: str, reference: str
+) -> None:
+    path = _write(app_dir, "root_agent.yaml", REFERENCE_PLACES[place].replace("REF", reference))
+    with pytest.raises(AppLoadError) as raised:
+        from_config(path)
+    assert raised.value.type == "app-load-failed"
+    assert f"{reference!r} is refused" in str(raised.value.detail)
+
+
+def test_yaml_unsafe_load_of_a_python_tag_runs_nothing(app_dir: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    command = f'!!python/object/apply:os.system ["touch {marker}"]'
+    path = _write(
+        app_dir,
+        "root_agent.yaml",
+        f"""
+        name: a
+        model: scripted
+        before_agent_callbacks:
+          - name: yaml.unsafe_load
+            args:
+              - value: '{command}'
+        """,
+    )
+    with pytest.raises(AppLoadError) as raised:
+        from_config(path)
+    assert "'yaml.unsafe_load' is refused" in str(raised.value.detail)
+    assert not marker.exists()
+
+
+TRAP_PY = """
+from pathlib import Path
+
+Path(__file__).with_suffix(".imported").touch()
+
+
+def f(*args, **kwargs):
+    return None
+"""
+
+
+@pytest.fixture
+def trap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
+    """An importable module (first on the import path) that leaves a marker file when imported."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    folder = tmp_path / "site"
+    folder.mkdir()
+    name = f"trap_{uuid.uuid4().hex[:12]}"
+    (folder / f"{name}.py").write_text(TRAP_PY)
+    sys.path.insert(0, str(folder))
+    return name, folder / f"{name}.imported"
+
+
+@pytest.mark.parametrize("place", sorted(REFERENCE_PLACES))
+def test_a_refused_reference_is_refused_before_its_module_is_imported(
+    app_dir: Path, trap: tuple[str, Path], place: str
+) -> None:
+    name, imported = trap
+    path = _write(app_dir, "root_agent.yaml", REFERENCE_PLACES[place].replace("REF", f"{name}.f"))
+    with pytest.raises(AppLoadError) as raised:
+        from_config(path)
+    assert f"'{name}.f' is refused" in str(raised.value.detail)
+    assert name not in sys.modules
+    assert not imported.exists()
+
+
+def test_an_app_folder_that_an_installed_module_shadows_reaches_nothing(
+    tmp_path: Path, trap: tuple[str, Path]
+) -> None:
+    name, imported = trap
+    folder = tmp_path / "agents" / name  # the registry appends the agents dir: the trap wins
+    folder.mkdir(parents=True)
+    (folder / "root_agent.yaml").write_text(f"name: a\ntools:\n  - name: {name}.f\n")
+    with pytest.raises(AppLoadError) as raised:
+        AppRegistry(folder.parent).load(name)
+    assert f"module {name!r} is not the app's own" in str(raised.value.detail)
+    assert not imported.exists()
+
+
+IMPORTS_PY = """
+import os
+from subprocess import run
+
+from app.tools import load_memory
+
+from APP.tools import lookup as looked_up
+"""
+
+
+@pytest.mark.parametrize(
+    ("reference", "problem"),
+    [
+        ("APP.imports.run", "defined in 'subprocess'"),
+        ("APP.imports.os", "names a module"),
+        ("APP.imports.os.system", "cannot import module 'APP.imports.os'"),
+    ],
+)
+def test_a_name_the_app_only_imported_from_elsewhere_is_refused(
+    app_dir: Path, reference: str, problem: str
+) -> None:
+    (app_dir / "imports.py").write_text(IMPORTS_PY.replace("APP", app_dir.name))
+    path = _write(
+        app_dir,
+        "root_agent.yaml",
+        f"name: a\nbefore_agent_callbacks:\n  - name: {reference}\n    args:\n      - value: id\n",
+    )
+    with pytest.raises(AppLoadError) as raised:
+        from_config(path)
+    assert problem.replace("APP", app_dir.name) in str(raised.value.detail)
+
+
+def test_what_the_app_built_or_defined_may_be_named_through_another_of_its_modules(
+    app_dir: Path,
+) -> None:
+    (app_dir / "imports.py").write_text(IMPORTS_PY.replace("APP", app_dir.name))
+    path = _write(
+        app_dir,
+        "root_agent.yaml",
+        "name: a\nmodel: scripted\ntools:\n  - name: APP.imports.load_memory\n"
+        "  - name: APP.imports.looked_up\n",
+    )
+    agent = from_config(path)
+    assert isinstance(agent, LlmAgent)
+    assert agent.tools == [load_memory, sys.modules[f"{app_dir.name}.tools"].lookup]
+
+
+def test_the_safe_names_resolve_in_agentd_and_adk_spellings(app_dir: Path) -> None:
+    _write(app_dir, "helper.yaml", "name: helper\nmodel: scripted\ndescription: Helps.\n")
+    path = _write(
+        app_dir,
+        "root_agent.yaml",
+        """
+        name: built_in
+        model_code:
+          name: google.adk.models.Gemini
+          args:
+            - name: model
+              value: gemini-2.0-flash
+        tools:
+          - name: google_search
+          - name: app.tools.load_artifacts
+          - name: google.adk.tools.exit_loop
+          - name: app.tools.AgentTool
+            args: {agent: helper.yaml}
+        """,
+    )
+    agent = from_config(path)
+    assert isinstance(agent, LlmAgent)
+    assert isinstance(agent.model, Gemini)
+    assert agent.model.model == "gemini-2.0-flash"
+    search, artifacts, exit_tool, agent_tool = agent.tools
+    assert (search, artifacts, exit_tool) == (google_search, load_artifacts, exit_loop)
+    assert isinstance(agent_tool, AgentTool)
+
+
+FAILING_PY = """
+from pathlib import Path
+
+
+def reads_its_data(args):
+    raise FileNotFoundError(2, "No such file", str(Path(__file__).parent / "data" / "x.json"))
+
+
+def reads_elsewhere(args):
+    raise FileNotFoundError(2, "No such file", "/etc/agentd/secret.json")
+"""
+
+
+@pytest.mark.parametrize(
+    ("function", "shown"),
+    [("reads_its_data", "'data/x.json'"), ("reads_elsewhere", "'secret.json'")],
+)
+def test_an_error_from_the_apps_code_shows_no_server_path(
+    app_dir: Path, function: str, shown: str
+) -> None:
+    (app_dir / "failing.py").write_text(FAILING_PY)
+    path = _write(
+        app_dir,
+        "root_agent.yaml",
+        f"name: a\ntools:\n  - name: APP.failing.{function}\n    args: {{}}\n",
+    )
+    with pytest.raises(AppLoadError) as raised:
+        from_config(path)
+    detail = str(raised.value.detail)
+    assert f"FileNotFoundError: [Errno 2] No such file: {shown}" in detail
+    assert str(app_dir.parent) not in detail
+    assert "/etc" not in detail
+
+
+@pytest.mark.parametrize(
+    ("agent_py", "shown"),
+    [
+        (
+            "from pathlib import Path\n(Path(__file__).parent / 'prompts' / 'x.txt').read_text()\n",
+            "'prompts/x.txt'",
+        ),
+        ("def broken(:\n", "SyntaxError"),
+        ("x = 1\n", "defines neither"),
+    ],
+)
+def test_an_agent_py_that_fails_to_load_shows_no_server_path(
+    app_dir: Path, agent_py: str, shown: str
+) -> None:
+    (app_dir / "agent.py").write_text(agent_py)
+    with pytest.raises(AppLoadError) as raised:
+        AppRegistry(app_dir.parent).load(app_dir.name)
+    detail = str(raised.value.detail)
+    assert shown in detail
+    assert str(app_dir.parent) not in detail
