@@ -119,8 +119,9 @@ class _AppScope:
 
     @classmethod
     def of(cls, folder: str | os.PathLike[str]) -> "_AppScope":
-        resolved = Path(folder).resolve()
-        return cls(name=resolved.name, folder=resolved)
+        # Named as the agents dir names it (a symlinked app folder keeps its link's name, the
+        # name its modules import under), located where it really is.
+        return cls(name=Path(os.path.abspath(folder)).name, folder=Path(folder).resolve())
 
     def relative(self, path: Path) -> str:
         """`path` as the app's folder sees it (its name only when it lies outside)."""
@@ -158,8 +159,8 @@ def from_config(config_path: str | os.PathLike[str]) -> BaseAgent:
         AppLoadError: the file cannot be read or parsed, or a name in it is refused or does not
             resolve.
     """
-    path = Path(config_path).resolve()
-    return _from_config(path, _AppScope.of(path.parent), ())
+    given = Path(os.path.abspath(config_path))
+    return _from_config(given.resolve(), _AppScope.of(given.parent), ())
 
 
 def _from_config(path: Path, scope: _AppScope, loading: tuple[Path, ...]) -> BaseAgent:
@@ -399,8 +400,8 @@ def resolve_agent_reference(
 ) -> BaseAgent:
     """The agent a sub-agent reference names: another config file, or an agent in code (of the
     app whose folder holds the referencing file)."""
-    path = Path(referencing_agent_config_abs_path).resolve()
-    return _resolve_agent_reference(ref_config, path, _AppScope.of(path.parent), ())
+    given = Path(os.path.abspath(referencing_agent_config_abs_path))
+    return _resolve_agent_reference(ref_config, given.resolve(), _AppScope.of(given.parent), ())
 
 
 def _resolve_agent_reference(

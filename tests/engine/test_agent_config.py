@@ -703,3 +703,18 @@ def test_an_agent_py_that_fails_to_load_shows_no_server_path(
     detail = str(raised.value.detail)
     assert shown in detail
     assert str(app_dir.parent) not in detail
+
+
+def test_a_symlinked_app_folder_reaches_its_modules_under_its_link_name(
+    app_dir: Path, tmp_path: Path
+) -> None:
+    linked = tmp_path / "agents" / f"linked_{uuid.uuid4().hex[:12]}"
+    linked.symlink_to(app_dir, target_is_directory=True)
+    _write(
+        app_dir,
+        "root_agent.yaml",
+        f"name: a\nmodel: scripted\ntools:\n  - name: {linked.name}.tools.lookup\n",
+    )
+    agent = from_config(linked / "root_agent.yaml")
+    assert isinstance(agent, LlmAgent)
+    assert agent.tools == [sys.modules[f"{linked.name}.tools"].lookup]
