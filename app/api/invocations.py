@@ -1,10 +1,14 @@
 """Invocation routes: create (wait | stream | background), get, list, cancel, follow events.
 
 `Last-Event-ID` (or `?afterSeq=`) on the events stream resumes after that seq: the client gets
-every later persisted event exactly once, then live ones, then `done`.
+every later persisted event exactly once, then live ones, then `done`. A stream the server
+cannot go on with (the database went away) ends with an `error` frame and no `done`; the run
+goes on, and a reconnect with `Last-Event-ID` gets the rest.
 """
 
+import logging
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response, status
@@ -21,8 +25,8 @@ from app.api.deps import (
     clamp_page_size,
 )
 from app.api.json_body import JsonRoute
-from app.api.streaming import invocation_frames
-from app.errors import InvalidRequest, StoredProblem
+from app.api.streaming import ending_with_problem, invocation_error_frame, invocation_frames
+from app.errors import AgentdError, InvalidRequest, StoredProblem
 from app.invocations.manager import RunHandle
 from app.invocations.models import (
     AnswerInvocationRequest,
@@ -33,6 +37,8 @@ from app.invocations.models import (
     SessionRef,
 )
 from app.wire import ID_PATTERN, MAX_SEQ
+
+logger = logging.getLogger("agentd.sse")
 
 router = APIRouter(
     route_class=JsonRoute,
@@ -106,14 +112,30 @@ async def create_invocation(
 async def _stream(
     manager: InvocationManagerDep, handle: RunHandle, after_seq: int, *, cancel_on_disconnect: bool
 ) -> AsyncIterator[ServerSentEvent]:
-    finished = False
+    frames = ending_with_problem(
+        invocation_frames(manager.follow(handle, after_seq=after_seq)),
+        invocation_error_frame,
+        invocation_id=handle.invocation.id,
+    )
+    finished = False  # with `done` or an error frame: only a client gone away cancels
     try:
-        async for frame in invocation_frames(manager.follow(handle, after_seq=after_seq)):
-            yield frame
+        async with aclosing(frames):
+            async for frame in frames:
+                yield frame
         finished = True
     finally:
         if cancel_on_disconnect and not finished:
-            await manager.cancel(handle.ref, handle.invocation.id)
+            await _cancel_for_disconnect(manager, handle)
+
+
+async def _cancel_for_disconnect(manager: InvocationManagerDep, handle: RunHandle) -> None:
+    # The client is gone, so a failure here has nobody to tell: it is logged, not raised into
+    # the server (which would log an ASGI exception). The run then goes on.
+    try:
+        await manager.cancel(handle.ref, handle.invocation.id)
+    except AgentdError as exc:
+        context = {"invocation_id": handle.invocation.id}
+        logger.warning("cancel on disconnect failed: %s", exc.type, extra=context)
 
 
 @router.get(

@@ -1,7 +1,10 @@
 """ADK's run routes: `POST /run` (JSON array of events) and `POST /run_sse` (SSE).
 
 Unlike ADK: an unknown session is 404 and a problem before the run starts is problem+json; a
-failure after streaming started is a typed `error` frame. Concurrent runs on one session queue
+failure after streaming started is a typed `error` frame (ADK's `{"error": ...}`), the last one.
+Every event frame's `id:` is its seq and every event names its `invocationId` (also in the
+`X-Invocation-Id` header), so a client cut off reads the rest from
+`GET .../invocations/{iid}/events` with `Last-Event-ID`. Concurrent runs on one session queue
 (`enqueue`) rather than interleave, since ADK clients do not know about `session-busy`.
 
 `invocationId` continues that invocation of the session (`newMessage` then optional) and the
@@ -13,7 +16,7 @@ long-running calls, such as a tool's `adk_request_credential`, that nothing answ
 404 `invocation-not-found`, any other 409 `invocation-not-resumable`.
 """
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any, Literal
 
 import orjson
@@ -23,7 +26,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from app.api.deps import InvocationManagerDep, PrincipalDep, RegistryDep, SettingsDep
 from app.api.json_body import JsonRoute
-from app.api.streaming import adk_error_frame, adk_event_json, adk_frames
+from app.api.streaming import adk_error_frame, adk_event_json, adk_frames, ending_with_problem
 from app.errors import InvalidRequest, StoredProblem
 from app.invocations.manager import RunHandle
 from app.invocations.models import (
@@ -122,13 +125,18 @@ async def run_agent_sse(
     """ADK Event JSON per `data:` line (`id:` carries the seq); `{"error": ...}` on failure."""
     handle = await _launch(manager, _ref(body, registry, principal), body, "stream")
     return EventSourceResponse(
-        _adk_stream(manager, handle), ping=settings.sse_heartbeat_seconds, sep="\n"
+        ending_with_problem(
+            _adk_stream(manager, handle), adk_error_frame, invocation_id=handle.invocation.id
+        ),
+        ping=settings.sse_heartbeat_seconds,
+        headers={"X-Invocation-Id": handle.invocation.id},
+        sep="\n",
     )
 
 
 async def _adk_stream(
     manager: InvocationManagerDep, handle: RunHandle
-) -> AsyncIterator[ServerSentEvent]:
+) -> AsyncGenerator[ServerSentEvent, None]:
     async for item in manager.follow(handle):
         if item.kind == "done":
             if item.invocation is not None and item.invocation.error is not None:
