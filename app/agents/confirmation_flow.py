@@ -13,8 +13,9 @@ agentd after, so the invocation's last event names everything it waits for.)
 
 Answering: the client sends a user message with function responses named
 `adk_request_confirmation`, the request's id and `{"confirmed": bool, "payload"?: ...}` (ADK's
-`{"response": "<json>"}` wrapper is accepted; anything that does not parse is a denial). When an
-LlmAgent starts and that is the latest message (`resume_confirmed_tools`):
+`{"response": "<json>"}` wrapper is accepted). The server refuses an answer that does not parse
+before storing it (422, `app.invocations.answers`); one stored by other means is
+a denial here. When an LlmAgent starts and that is the latest message (`resume_confirmed_tools`):
 
 - the requests of the answered calls' step (this agent's requests whose original call came in
   the same model response) are gathered with every answer the session holds for them;

@@ -3,21 +3,30 @@ message that continues it.
 
 The manager decides when (a run ended listing calls for the client; `/resume`; the reaper's
 timeout); this module decides what: the stored `requiredAction`, the checks an answer must
-pass (a call never made is 404, one no longer waited for 409, a wrong kind or a duplicate
-422), the function responses that carry the answers (ADK's `adk_request_confirmation`
-answers for confirmations, the tool's own name for results), and the answers a timeout gives.
+pass (a call never made is 404, one no longer waited for 409, a duplicate 422), the function
+responses that carry the answers (ADK's `adk_request_confirmation` answers for confirmations,
+the tool's own name for results), and the answers a timeout gives.
+
+Answers come two ways: `/resume` (`answer_message` builds the function responses) and ADK's, a
+`/run` message carrying them. Both end in the same message, and `check_answers` checks it for
+either, before anything is queued or stored: each response carries the name its call expects, a
+confirmation is a JSON boolean, and the user event fits the event size limit. `answer_ids`, which
+every message goes through, refuses malformed confirmations even where the waiting calls are not
+known yet (`/run` with `invocationId`).
 """
 
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from google.genai import types
+from pydantic import ValidationError
 
-from app.agents.pending import CONFIRMATION_CALL, pending_client_calls
+from app.agents.pending import CONFIRMATION_CALL, CREDENTIAL_CALL, pending_client_calls
 from app.errors import (
     ActionExpired,
     FunctionCallAnswered,
     FunctionCallNotFound,
+    InvalidAnswer,
     InvalidRequest,
     InvocationNotResumable,
 )
@@ -29,19 +38,75 @@ from app.invocations.models import (
     RequiredAction,
     RequiredCall,
     ResultAnswer,
+    ResumeInvocationRequest,
 )
-from app.sessions.models import Event
+from app.sessions.models import Event, EventActions
+from app.sessions.storage import StorageLimits, prepare_event
+from app.sessions.tool_confirmation import ToolConfirmation
 
 
 def answer_ids(message: types.Content | None) -> frozenset[str]:
-    """The ids of the function responses a new message carries (answers to waiting calls)."""
+    """The ids of the function responses a new message carries (answers to waiting calls).
+
+    InvalidAnswer if one named `adk_request_confirmation` is not a confirmation (see
+    `check_answers`): whatever the message turns out to answer, it never counts as a denial.
+    """
     if message is None:
         return frozenset()
+    for index, part in enumerate(message.parts or []):
+        response = part.function_response
+        if response is not None and response.name == CONFIRMATION_CALL:
+            _check_confirmation(index, response)
     return frozenset(
         part.function_response.id
         for part in message.parts or []
         if part.function_response is not None and part.function_response.id
     )
+
+
+def check_answers(
+    invocation: Invocation, resumed: ResumeInvocationRequest, max_event_bytes: int
+) -> None:
+    """The check every answer to `invocation` passes, whichever way it came, before anything is
+    queued or stored (`resumed` is the run that would continue it):
+
+    - a function response to a waited-for call carries the name that call expects
+      (`adk_request_confirmation`, `adk_request_credential`, or the tool's for a result), and a
+      confirmation is ADK's ToolConfirmation with a JSON boolean `confirmed`: else InvalidAnswer
+      (a response under another name would be stored, and then apply as nothing);
+    - the user event `resumed` stores fits `max_event_bytes` (the session services' limit):
+      else EventTooLarge, rather than an accepted answer whose run then fails on it.
+    """
+    message = resumed.new_message
+    calls = invocation.required_action.calls if invocation.required_action else []
+    waiting = {call.request_call_id: call for call in calls}
+    for index, part in enumerate(message.parts or [] if message is not None else []):
+        response = part.function_response
+        call = waiting.get(response.id or "") if response is not None else None
+        if response is None or call is None:
+            continue
+        expected = _answer_name(call)
+        if response.name != expected:
+            # On `/resume` this is an answer of the wrong kind (a result for a confirmation).
+            reason = (
+                f"Call {call.function_call_id!r} waits for a {call.kind}, answered by a function "
+                f"response named {expected!r} to {call.request_call_id!r}; this answer is "
+                f"named {response.name!r}."
+            )
+            error = {"functionCallId": call.function_call_id, "kind": call.kind}
+            raise InvalidAnswer(
+                reason, errors=[{"type": "invalid_answer", "loc": [], "msg": reason, **error}]
+            )
+        if call.kind == "confirmation":
+            _check_confirmation(index, response)
+    user_event = Event(
+        author="user",
+        invocation_id=invocation.id,
+        content=message,
+        actions=EventActions(state_delta=dict(resumed.state_delta or {})),
+        custom_metadata=dict(resumed.custom_metadata) if resumed.custom_metadata else None,
+    )
+    prepare_event(user_event, StorageLimits(max_event_bytes=max_event_bytes))
 
 
 def required_action(events: Sequence[Event], invocation_id: str) -> dict[str, Any] | None:
@@ -68,7 +133,8 @@ async def answer_message(
     request: AnswerInvocationRequest,
     session_events: Callable[[], Awaitable[Sequence[Event]]],
 ) -> types.Content:
-    """The user message that answers `invocation` as `request` says, or the error why not.
+    """The user message that answers `invocation` as `request` says, or the error why not
+    (an answer of the wrong kind is left to `check_answers`, which every answer passes).
 
     `session_events` is read only for an answer to a call that is not waited for, to tell a
     call the invocation never made (FunctionCallNotFound) from one answered already
@@ -83,15 +149,10 @@ async def answer_message(
     waiting = {call.function_call_id: call for call in action.calls}
     answered: set[str] = set()
 
-    async def waited_for(call_id: str, kind: str) -> RequiredCall:
+    async def waited_for(call_id: str) -> RequiredCall:
         call = waiting.get(call_id)
         if call is None:
             raise _unknown_or_answered(invocation.id, call_id, await session_events())
-        if call.kind != kind:
-            raise InvalidRequest(
-                f"Call {call_id!r} waits for a {call.kind}, not a {kind}.",
-                errors=[{"functionCallId": call_id, "kind": call.kind}],
-            )
         if call_id in answered:
             raise InvalidRequest(f"Call {call_id!r} is answered twice in this request.")
         answered.add(call_id)
@@ -99,13 +160,13 @@ async def answer_message(
 
     parts: list[types.Part] = []
     for confirmation in request.confirmations or []:
-        call = await waited_for(confirmation.function_call_id, "confirmation")
+        call = await waited_for(confirmation.function_call_id)
         response: dict[str, Any] = {"confirmed": confirmation.confirmed}
         if confirmation.payload is not None:
             response["payload"] = confirmation.payload
         parts.append(_function_response(call.request_call_id, CONFIRMATION_CALL, response))
     for result in request.results or []:
-        call = await waited_for(result.function_call_id, "result")
+        call = await waited_for(result.function_call_id)
         parts.append(_function_response(call.request_call_id, call.tool, result.response))
     if not parts:
         raise InvalidRequest("Give at least one confirmation or result.")
@@ -147,6 +208,35 @@ def _unknown_or_answered(invocation_id: str, call_id: str, events: Sequence[Even
         )
     return FunctionCallNotFound(
         f"Invocation {invocation_id!r} made no call {call_id!r}.", functionCallId=call_id
+    )
+
+
+def _answer_name(call: RequiredCall) -> str:
+    """The name the function response answering `call` carries."""
+    if call.kind == "confirmation":
+        return CONFIRMATION_CALL
+    if call.kind == "credential":
+        return CREDENTIAL_CALL
+    return call.tool
+
+
+def _check_confirmation(index: int, response: types.FunctionResponse) -> None:
+    """InvalidAnswer, naming the field, unless `response` (part `index` of the message) is a
+    confirmation: ADK's ToolConfirmation JSON (or its wrapper) with a JSON boolean `confirmed`."""
+    loc: list[str | int] = ["newMessage", "parts", index, "functionResponse", "response"]
+    try:
+        ToolConfirmation.from_answer(response.response)
+    except ValidationError as exc:
+        errors = [
+            {"type": "invalid_answer", "loc": [*loc, *e["loc"]], "msg": e["msg"]}
+            for e in exc.errors(include_url=False, include_input=False)
+        ]
+    except ValueError as exc:
+        errors = [{"type": "invalid_answer", "loc": loc, "msg": str(exc)}]
+    else:
+        return
+    raise InvalidAnswer(
+        "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors), errors=errors
     )
 
 

@@ -60,7 +60,13 @@ from app.errors import (
     SessionBusy,
 )
 from app.invocations.announcements import Announcer, Followers
-from app.invocations.answers import answer_ids, answer_message, expiry_answers, required_action
+from app.invocations.answers import (
+    answer_ids,
+    answer_message,
+    check_answers,
+    expiry_answers,
+    required_action,
+)
 from app.invocations.channel import RunChannel, StreamItem
 from app.invocations.models import (
     AnswerInvocationRequest,
@@ -382,6 +388,7 @@ class InvocationManager:
                 if action is not None and answers & {c.request_call_id for c in action.calls}:
                     fields = request.model_dump(exclude={"new_message"})
                     resumed = ResumeInvocationRequest(new_message=request.new_message, **fields)
+                    check_answers(waiting, resumed, self._settings.max_event_bytes)
                     return await self.resume(ref, waiting.id, resumed)
         body = request.model_dump(mode="json", by_alias=True, exclude_none=True)
         request_hash = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
@@ -463,9 +470,10 @@ class InvocationManager:
     ) -> RunHandle:
         """Answer some or all of what a `requires_action` invocation waits for, and go on.
 
-        The answers are checked and turned into one user event of the invocation by
-        `answers.answer_message` (nothing is written when they fail its checks); the run then
-        continues from there under the same id, and answers still missing keep it waiting.
+        The answers are turned into one user event of the invocation by
+        `answers.answer_message` and checked by `answers.check_answers`, as ADK-style answers in
+        `start` are (nothing is written when they fail); the run then continues from there
+        under the same id, and answers still missing keep it waiting.
         """
         runner = self._runner(ref.app_name)
         invocation = (await self._store.get(ref, invocation_id)).invocation
@@ -478,6 +486,7 @@ class InvocationManager:
 
         message = await answer_message(invocation, request, session_events)
         resumed = ResumeInvocationRequest(new_message=message, mode=request.mode)
+        check_answers(invocation, resumed, self._settings.max_event_bytes)
         return await self.resume(ref, invocation_id, resumed)
 
     def _launch(

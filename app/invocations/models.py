@@ -5,7 +5,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from app.sessions.models import Event
 from app.wire import ClientContent, WireModel
@@ -142,7 +142,8 @@ class ConfirmationAnswer(WireModel):
     """A person's decision on one call that needs confirmation."""
 
     function_call_id: str = Field(max_length=256)
-    confirmed: bool
+    #: A JSON boolean: `"yes"`, `1`, `"true"` or null are refused (422), never taken as a yes.
+    confirmed: StrictBool
     payload: Any = None
 
 

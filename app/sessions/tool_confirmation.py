@@ -29,18 +29,30 @@ class ToolConfirmation(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     @classmethod
-    def from_response(cls, response: dict[str, Any] | None) -> "ToolConfirmation":
-        """The answer a client's `adk_request_confirmation` function response carries.
+    def from_answer(cls, response: dict[str, Any] | None) -> "ToolConfirmation":
+        """The answer a client's `adk_request_confirmation` function response carries, or
+        ValueError (a ValidationError naming the field) when it is not one.
 
         Accepts the ToolConfirmation JSON itself or ADK's client wrapper
-        `{"response": "<that JSON as a string>"}`. Validation is strict (`"confirmed": "yes"` is
-        not a yes): an answer that does not parse is a denial, as in ADK, so a malformed answer
-        can never run a tool.
+        `{"response": "<that JSON as a string>"}`. Validation is strict: `confirmed` must be
+        there and a JSON boolean (`"yes"`, `1`, `"true"` and null are not answers).
+        """
+        data: Any = response or {}
+        if isinstance(data, dict) and len(data) == 1 and isinstance(data.get("response"), str):
+            data = json.loads(data["response"])
+        if not isinstance(data, dict) or "confirmed" not in data:
+            raise ValueError("A confirmation answer is an object with `confirmed`: true or false.")
+        return cls.model_validate(data, strict=True)
+
+    @classmethod
+    def from_response(cls, response: dict[str, Any] | None) -> "ToolConfirmation":
+        """The answer a stored `adk_request_confirmation` function response carries.
+
+        As `from_answer`, but an answer that does not parse is a denial, as in ADK, so a
+        malformed answer can never run a tool. (The server refuses such answers before storing
+        them, with the same rule; this guards answers stored by other means.)
         """
         try:
-            data: Any = response or {}
-            if isinstance(data, dict) and len(data) == 1 and isinstance(data.get("response"), str):
-                data = json.loads(data["response"])
-            return cls.model_validate(data, strict=True)
+            return cls.from_answer(response)
         except (ValueError, ValidationError):
             return cls(confirmed=False)
