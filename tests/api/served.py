@@ -2,7 +2,8 @@
 agents folder: `sqlite_server, postgres_server, http = on_both_backends("x", write_agents)`.
 
 `write_agents(root)` writes the agents folder under `root` and returns it; each backend gets
-its own migrated database and its own server; `http` is parametrized over the two.
+its own migrated database and its own server (with `settings`, more AGENTD_* variables, if
+given); `http` is parametrized over the two.
 """
 
 from collections.abc import Callable, Iterator
@@ -17,16 +18,24 @@ from tests.live_server import LiveServer
 from tests.pgserver import PostgresServer
 
 
-def _server(root: Path, database_url: str, write_agents: Callable[[Path], Path]) -> LiveServer:
+def _server(
+    root: Path,
+    database_url: str,
+    write_agents: Callable[[Path], Path],
+    settings: dict[str, str] | None,
+) -> LiveServer:
     env = {
         "AGENTD_DATA_DIR": str(root / "data"),
         "AGENTD_AGENTS_DIR": str(write_agents(root)),
         "AGENTD_DATABASE_URL": database_url,
+        **(settings or {}),
     }
     return LiveServer(root / "server", env)
 
 
-def on_both_backends(name: str, write_agents: Callable[[Path], Path]) -> tuple[Any, Any, Any]:
+def on_both_backends(
+    name: str, write_agents: Callable[[Path], Path], settings: dict[str, str] | None = None
+) -> tuple[Any, Any, Any]:
     """The `sqlite_server`, `postgres_server` and `http` fixtures of one test module."""
 
     @pytest.fixture(scope="module")
@@ -35,7 +44,8 @@ def on_both_backends(name: str, write_agents: Callable[[Path], Path]) -> tuple[A
     ) -> Iterator[LiveServer]:
         """A server on a migrated SQLite file of its own."""
         root = tmp_path_factory.mktemp(f"{name}-sqlite")
-        server = _server(root, fresh_sqlite_url(sqlite_template, root), write_agents).start()
+        url = fresh_sqlite_url(sqlite_template, root)
+        server = _server(root, url, write_agents, settings).start()
         yield server
         server.stop()
 
@@ -45,7 +55,8 @@ def on_both_backends(name: str, write_agents: Callable[[Path], Path]) -> tuple[A
     ) -> Iterator[LiveServer]:
         """A server on a migrated PostgreSQL database of its own."""
         root = tmp_path_factory.mktemp(f"{name}-postgres")
-        server = _server(root, fresh_pg_url(postgres, pg_template), write_agents).start()
+        url = fresh_pg_url(postgres, pg_template)
+        server = _server(root, url, write_agents, settings).start()
         yield server
         server.stop()
 
