@@ -40,7 +40,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +58,7 @@ from app.errors import (
     InvocationInterrupted,
     InvocationTimeout,
     LeaseLost,
+    OutcomeUnknown,
     SessionBusy,
 )
 from app.invocations.announcements import Announcer, Followers
@@ -389,8 +390,7 @@ class InvocationManager:
                 if action is not None and answers & {c.request_call_id for c in action.calls}:
                     fields = request.model_dump(exclude={"new_message"})
                     resumed = ResumeInvocationRequest(new_message=request.new_message, **fields)
-                    check_answers(waiting, resumed, self._settings.max_event_bytes)
-                    return await self.resume(ref, waiting.id, resumed)
+                    return await self.resume(ref, waiting.id, resumed, waiting=waiting)
         body = request.model_dump(mode="json", by_alias=True, exclude_none=True)
         request_hash = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
         session_pk: int | None = None  # looked up inside the create transaction
@@ -401,20 +401,22 @@ class InvocationManager:
                 return self._replay(ref, existing, request_hash)
         user_event_id = new_event_id()
         for_workers = not self._settings.run_invocations
-        stored = await self._store.create(
-            ref,
-            invocation_id=invocation_id or new_invocation_id(),
-            mode=request.mode,
-            request={**body, USER_EVENT_ID_KEY: user_event_id},
-            request_hash=request_hash,
-            idempotency_key=idempotency_key,
-            owner=self.replica_id,
-            ttl=self._settings.lease_seconds,
-            acquire=not for_workers,
-            session_pk=session_pk,
-            on_waiting="reject" if request.multitask_strategy == "reject" else "cancel",
-            for_workers=for_workers,
-        )
+        invocation_id = invocation_id or new_invocation_id()
+        with _outcome_named(invocation_id):
+            stored = await self._store.create(
+                ref,
+                invocation_id=invocation_id,
+                mode=request.mode,
+                request={**body, USER_EVENT_ID_KEY: user_event_id},
+                request_hash=request_hash,
+                idempotency_key=idempotency_key,
+                owner=self.replica_id,
+                ttl=self._settings.lease_seconds,
+                acquire=not for_workers,
+                session_pk=session_pk,
+                on_waiting="reject" if request.multitask_strategy == "reject" else "cancel",
+                for_workers=for_workers,
+            )
         if not stored.created:  # lost an Idempotency-Key race to an identical request
             return self._replay(ref, stored, request_hash)
         if for_workers:  # a worker runs it; followers read it from the database
@@ -429,17 +431,32 @@ class InvocationManager:
         return self._launch(ref, runner, request, stored, created=True, user_event_id=user_event_id)
 
     async def resume(
-        self, ref: SessionRef, invocation_id: str, request: ResumeInvocationRequest
+        self,
+        ref: SessionRef,
+        invocation_id: str,
+        request: ResumeInvocationRequest,
+        *,
+        waiting: Invocation | None = None,
     ) -> RunHandle:
         """Run a failed or cancelled invocation again under its id, from the session's history;
         or continue a completed one that waits for the client (a long-running call, such as a
         tool's credential request) when `request.new_message` answers one of those calls.
+
+        Answers in `request.new_message` to an invocation in `requires_action` are checked by
+        `answers.check_answers` first, whichever door they came through (`/resume`, ADK's
+        `/run` with or without `invocationId`): nothing is written when they fail. `waiting`:
+        the invocation as the caller already read it (saves reading it again).
 
         InvocationNotFound if the session has no such invocation, InvocationNotResumable
         otherwise; `reject` / `enqueue` apply as for a new invocation.
         """
         runner = self._runner(ref.app_name)
         answers = answer_ids(request.new_message)
+        if answers:
+            if waiting is None:
+                waiting = (await self._store.get(ref, invocation_id)).invocation
+            if waiting.status is InvocationStatus.REQUIRES_ACTION:
+                check_answers(waiting, request, self._settings.max_event_bytes)
         user_event_id = new_event_id()
         for_workers = not self._settings.run_invocations
         body = request.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -472,9 +489,9 @@ class InvocationManager:
         """Answer some or all of what a `requires_action` invocation waits for, and go on.
 
         The answers are turned into one user event of the invocation by
-        `answers.answer_message` and checked by `answers.check_answers`, as ADK-style answers in
-        `start` are (nothing is written when they fail); the run then continues from there
-        under the same id, and answers still missing keep it waiting.
+        `answers.answer_message` and checked in `resume`, as ADK-style answers are (nothing is
+        written when they fail); the run then continues from there under the same id, and
+        answers still missing keep it waiting.
         """
         runner = self._runner(ref.app_name)
         invocation = (await self._store.get(ref, invocation_id)).invocation
@@ -487,8 +504,7 @@ class InvocationManager:
 
         message = await answer_message(invocation, request, session_events)
         resumed = ResumeInvocationRequest(new_message=message, mode=request.mode)
-        check_answers(invocation, resumed, self._settings.max_event_bytes)
-        return await self.resume(ref, invocation_id, resumed)
+        return await self.resume(ref, invocation_id, resumed, waiting=invocation)
 
     def _launch(
         self,
@@ -861,3 +877,13 @@ def _ended(invocation: Invocation | None) -> bool:
     """Whether a run's channel closed on the invocation's end (not on letting it go to another
     attempt, which a follower then follows through the database)."""
     return invocation is not None and invocation.status.terminal
+
+
+@contextlib.contextmanager
+def _outcome_named(invocation_id: str) -> Iterator[None]:
+    """An unconfirmed commit of an invocation's creation names the invocation, so its client
+    can look it up (`GET .../invocations/{id}`) instead of sending the message again."""
+    try:
+        yield
+    except OutcomeUnknown as exc:
+        raise OutcomeUnknown(exc.detail, invocationId=invocation_id) from exc

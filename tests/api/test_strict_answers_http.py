@@ -292,11 +292,6 @@ def test_a_long_running_result_over_the_event_size_limit_is_413_on_resume(
     assert _snapshot(http, sid, invocation["id"]) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`/run` with `invocationId` goes to InvocationManager.resume, which does not call "
-    "check_answers yet (left to the owner of manager.py's resume)",
-)
 @pytest.mark.parametrize("answer", ["wrong-name", "too-large"])
 def test_an_answer_sent_with_invocation_id_is_checked_like_the_others(
     http: httpx.Client, answer: str
