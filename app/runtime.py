@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.artifacts.database import DatabaseArtifactService
 from app.artifacts.factory import create_blob_store
+from app.db import failpoints
 from app.db.engine import create_db_engine
 from app.invocations.manager import InvocationManager
 from app.invocations.registry import AppRegistry
@@ -36,6 +37,7 @@ async def running(settings: Settings, registry: AppRegistry) -> AsyncIterator[Se
     """Build the services, start the invocation manager (it claims work if this process runs
     invocations); on exit shut it down gracefully (see `InvocationManager.shutdown`), then close
     everything."""
+    failpoints.configure(settings.failpoints)
     db_engine = create_db_engine(
         settings.resolved_database_url,
         pool_size=settings.db_pool_size,

@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Header, Path, Request
 
 from app.artifacts.base import BaseArtifactService
 from app.invocations.manager import InvocationManager
@@ -80,6 +80,15 @@ AppNamePath = Annotated[
 ]
 RawUserIdPath = Annotated[str, Path(pattern=ID_PATTERN, max_length=128, description="User id.")]
 SessionIdPath = Annotated[str, Path(pattern=ID_PATTERN, max_length=128, description="Session id.")]
+#: A retry with the same key and body gets the first request's invocation and result, whether
+#: or not the first one's answer arrived (see README, "Retrying safely").
+IdempotencyKeyHeader = Annotated[
+    str | None,
+    Header(
+        max_length=255,
+        description="Makes a retry safe: the same key and body return the first invocation.",
+    ),
+]
 
 
 # The two path checks below read the principal and the registry off the request instead of

@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from app.api.deps import (
+    IdempotencyKeyHeader,
     InvocationManagerDep,
     KnownApp,
     PrincipalDep,
@@ -83,7 +84,7 @@ async def create_invocation(
     settings: SettingsDep,
     request: Request,
     principal: PrincipalDep,
-    idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
+    idempotency_key: IdempotencyKeyHeader = None,
 ) -> Response:
     """Start an invocation; `wait` returns its events, `stream` follows it, `background` 202."""
     principal.check_state_delta(body.state_delta)

@@ -24,7 +24,13 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from app.api.deps import InvocationManagerDep, PrincipalDep, RegistryDep, SettingsDep
+from app.api.deps import (
+    IdempotencyKeyHeader,
+    InvocationManagerDep,
+    PrincipalDep,
+    RegistryDep,
+    SettingsDep,
+)
 from app.api.json_body import JsonRoute
 from app.api.streaming import adk_error_frame, adk_event_json, adk_frames, ending_with_problem
 from app.errors import InvalidRequest, StoredProblem
@@ -59,6 +65,7 @@ async def _launch(
     ref: SessionRef,
     body: RunAgentRequest,
     mode: Literal["wait", "stream"],
+    idempotency_key: str | None,
 ) -> RunHandle:
     """A new invocation for the message, or the resumed one `invocationId` names."""
     fields: dict[str, Any] = {
@@ -74,7 +81,9 @@ async def _launch(
         return await manager.resume(ref, body.invocation_id, resume)
     if body.new_message is None:  # pragma: no cover - RunAgentRequest refuses it
         raise InvalidRequest("newMessage is required unless invocationId names an invocation.")
-    return await manager.start(ref, CreateInvocationRequest(**fields))
+    return await manager.start(
+        ref, CreateInvocationRequest(**fields), idempotency_key=idempotency_key
+    )
 
 
 RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -98,9 +107,10 @@ async def run_agent(
     registry: RegistryDep,
     manager: InvocationManagerDep,
     principal: PrincipalDep,
+    idempotency_key: IdempotencyKeyHeader = None,
 ) -> Response:
     """The events the run produced, without the user's own message, as ADK answers."""
-    handle = await _launch(manager, _ref(body, registry, principal), body, "wait")
+    handle = await _launch(manager, _ref(body, registry, principal), body, "wait", idempotency_key)
     final = await manager.wait(handle)
     if final.error is not None:
         raise StoredProblem(final.error)
@@ -121,9 +131,12 @@ async def run_agent_sse(
     manager: InvocationManagerDep,
     settings: SettingsDep,
     principal: PrincipalDep,
+    idempotency_key: IdempotencyKeyHeader = None,
 ) -> EventSourceResponse:
     """ADK Event JSON per `data:` line (`id:` carries the seq); `{"error": ...}` on failure."""
-    handle = await _launch(manager, _ref(body, registry, principal), body, "stream")
+    handle = await _launch(
+        manager, _ref(body, registry, principal), body, "stream", idempotency_key
+    )
     return EventSourceResponse(
         ending_with_problem(
             _adk_stream(manager, handle), adk_error_frame, invocation_id=handle.invocation.id

@@ -37,9 +37,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import Executable
 from sqlalchemy.util import greenlet_spawn
 
-from app.db import sqlite
+from app.db import failpoints, sqlite
 from app.db.sqlite_config import write_options
-from app.errors import DatabaseUnavailable, DuplicateKey, RejectedValue
+from app.errors import DatabaseUnavailable, DuplicateKey, OutcomeUnknown, RejectedValue
 from app.observability.metrics import time_transaction
 
 logger = logging.getLogger("agentd.db")
@@ -108,24 +108,44 @@ class UnitOfWork:
         Raises:
             DuplicateKey: a constraint refused a write (nothing was committed).
             RejectedValue: the database refused a statement otherwise (nothing was committed).
+            DatabaseUnavailable: the database could not serve (nothing was committed).
+            OutcomeUnknown: the COMMIT was sent to PostgreSQL but its reply never came (the
+                connection broke): the unit may or may not have committed.
         """
         with time_transaction(operation), _translated():
             if self._fast:
-                return await sqlite.run_write(self._db_engine, work)
+                result = await sqlite.run_write(self._db_engine, work)
+            else:
+                result = await greenlet_spawn(self._run_write, operation, work)
+        if failpoints.fires("commit-reply-lost", operation):
+            raise _outcome_unknown(operation, "failpoint commit-reply-lost")
+        return result
 
-            def run() -> T:
-                with self._writer.connect() as connection:
-                    try:
-                        with connection.begin():
-                            return work(connection)
-                    except OperationalError:
-                        # A connection that failed to write (a database gone read-only, a
-                        # broken file handle) may keep failing after the cause is gone: the
-                        # pool opens a new one for the next unit.
+    def _run_write(self, operation: str, work: Callable[[Db], T]) -> T:
+        with self._writer.connect() as connection:
+            try:
+                transaction = connection.begin()
+                try:
+                    result = work(connection)
+                except BaseException:
+                    transaction.rollback()
+                    raise
+                try:
+                    transaction.commit()
+                except DBAPIError as exc:
+                    # SQLite's COMMIT either commits or leaves nothing behind; PostgreSQL's
+                    # may have committed when the connection breaks before its reply.
+                    if self.dialect != "sqlite" and _is_unavailable(exc):
                         connection.invalidate()
-                        raise
-
-            return await greenlet_spawn(run)
+                        raise _outcome_unknown(operation, repr(exc.orig)) from exc
+                    raise
+                return result
+            except OperationalError:
+                # A connection that failed to write (a database gone read-only, a broken file
+                # handle) may keep failing after the cause is gone: the pool opens a new one
+                # for the next unit.
+                connection.invalidate()
+                raise
 
     async def read(self, work: Callable[[Db], T]) -> T:
         """Run `work` in one read-only snapshot transaction."""
@@ -188,6 +208,15 @@ def _is_unavailable(exc: DBAPIError) -> bool:
         # open; sqlite3's other errors (a value too big, a bad binding) are the value's fault.
         return isinstance(exc.orig, sqlite3.OperationalError)
     return isinstance(exc, OperationalError | InterfaceError) and not isinstance(exc, DataError)
+
+
+def _outcome_unknown(operation: str, cause: str) -> OutcomeUnknown:
+    logger.warning("the commit of %s was not confirmed: %s", operation, cause)
+    return OutcomeUnknown(
+        "The database did not confirm the commit of this request: it may or may not have "
+        "taken effect. Look the resource up before trying again, or retry with the same "
+        "Idempotency-Key."
+    )
 
 
 def _unavailable(exc: BaseException) -> DatabaseUnavailable:
