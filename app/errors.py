@@ -360,6 +360,13 @@ class UnstorableValue(InvalidRequest):
     default_title = "Value cannot be stored."
 
 
+class JsonTooDeep(InvalidRequest):
+    """A JSON document nested deeper than AGENTD_MAX_JSON_DEPTH; `errors[0].loc` names where."""
+
+    problem_type = "json-too-deep"
+    default_title = "JSON nested too deeply."
+
+
 class InvalidArtifactName(InvalidRequest):
     """An artifact name with traversal, control characters or over 512 bytes."""
 

@@ -42,6 +42,14 @@ class Settings(BaseSettings):
     max_artifact_bytes: int = Field(
         default=64 * 1024 * 1024, ge=1, description="Largest artifact version (413 above)."
     )
+    max_json_depth: int = Field(
+        default=64,
+        ge=2,
+        le=128,
+        description="Deepest nesting of arrays and objects accepted in a JSON body, header or "
+        "MCP call (422 json-too-deep above). At most 128: deeper documents would reach the "
+        "serializer's and the interpreter's recursion limits.",
+    )
 
     blob_store: Literal["local", "s3", "memory"] = Field(
         default="local", description="Where artifact bytes live."

@@ -37,6 +37,9 @@ def validate_id(kind: str, value: str) -> str:
 MIN_JSON_INT = -(2**63)
 MAX_JSON_INT = 2**64 - 1
 
+#: Why a NUL is refused (PostgreSQL's text and JSONB cannot hold it; SQLite could).
+_NUL_REASON = "{} contains NUL (\\u0000); it cannot be stored."
+
 #: Where a value sits in a JSON document: keys and list indexes from the root (as in pydantic's
 #: `loc`), e.g. ("body", "state", "k").
 Loc = tuple[str | int, ...]
@@ -47,23 +50,29 @@ def find_unstorable(value: Any, loc: Loc = ()) -> tuple[Loc, str] | None:
 
     Python's json module (and so FastAPI) accepts what UTF-8 JSON cannot hold: lone surrogates
     (`"\\ud800"`), NaN and Infinity (also a number like 1e999 that overflows to it), and integers
-    of any size. Stored, they become a 5xx or a silent change (NaN as null), so every value that
-    enters storage is checked here first. Iterative, so a deeply nested document cannot exhaust
-    the stack.
+    of any size; and PostgreSQL refuses NUL (`"\\u0000"`) in text and JSONB, in a string or a
+    key, which SQLite keeps. Stored, they become a 5xx or a silent change (NaN as null), and NUL
+    would be stored on one backend and refused on the other, so every value that enters storage
+    is checked here first. Iterative, so a deeply nested document cannot exhaust the stack.
     """
     pending: list[tuple[Loc, Any]] = [(loc, value)]
     while pending:
         where, item = pending.pop()
         if isinstance(item, str):
+            if "\x00" in item:
+                return where, _NUL_REASON.format("String")
             if not item.isascii() and not _is_utf8(item):
                 return where, "String contains a lone surrogate; it cannot be stored as UTF-8."
         elif isinstance(item, dict):
             for key, child in reversed(item.items()):
-                if isinstance(key, str) and not key.isascii() and not _is_utf8(key):
-                    return (
-                        *where,
-                        key,
-                    ), "Key contains a lone surrogate; it cannot be stored as UTF-8."
+                if isinstance(key, str):
+                    if "\x00" in key:
+                        return (*where, key), _NUL_REASON.format("Key")
+                    if not key.isascii() and not _is_utf8(key):
+                        return (
+                            *where,
+                            key,
+                        ), "Key contains a lone surrogate; it cannot be stored as UTF-8."
                 pending.append(((*where, key), child))
         elif isinstance(item, list | tuple):
             pending.extend(((*where, i), child) for i, child in reversed(list(enumerate(item))))
@@ -93,18 +102,26 @@ def check_storable(value: Any, loc: Loc) -> None:
 def unstorable(loc: Loc, reason: str) -> UnstorableValue:
     """The 422 problem for a value at `loc`: `detail` names the field, `errors` as pydantic's.
 
-    A key that is itself unstorable is named by its escapes (`\\ud800`), or the answer could
-    not be encoded either.
+    A key that is itself unstorable is named by its escapes (`\\ud800`, `\\u0000`), or the
+    answer could not be encoded either.
     """
-    safe = [
-        part.encode("utf-8", "backslashreplace").decode() if isinstance(part, str) else part
-        for part in loc
-    ]
+    safe = printable_loc(loc)
     field = ".".join(str(part) for part in safe)
     return UnstorableValue(
         f"{field}: {reason}",
         errors=[{"type": "unstorable_value", "loc": safe, "msg": reason}],
     )
+
+
+def printable_loc(loc: Loc) -> list[str | int]:
+    """`loc` as an answer can carry it: keys that cannot be encoded (a lone surrogate) or would
+    be invisible (NUL) are written as their escapes."""
+    return [
+        part.encode("utf-8", "backslashreplace").decode().replace("\x00", "\\u0000")
+        if isinstance(part, str)
+        else part
+        for part in loc
+    ]
 
 
 def _is_utf8(text: str) -> bool:

@@ -10,7 +10,6 @@ A version saved from a text Part loads as `{"text": ...}` and its metadata has n
 (ADK's shapes); its raw download is `text/plain; charset=utf-8`.
 """
 
-import json
 import re
 from typing import Annotated, Any
 
@@ -19,8 +18,8 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from google.genai import types
 from pydantic import Field
 
-from app.api.deps import ArtifactServiceDep, KnownApp, SessionIdPath, UserIdPath
-from app.api.json_body import JsonRoute
+from app.api.deps import ArtifactServiceDep, KnownApp, SessionIdPath, SettingsDep, UserIdPath
+from app.api.json_body import JsonRoute, parse_json
 from app.artifacts.base import DEFAULT_MIME_TYPE, ArtifactScope
 from app.artifacts.models import ArtifactVersion
 from app.errors import InvalidRequest, RangeNotSatisfiable
@@ -180,10 +179,11 @@ async def upload_artifact_content(
     name: str,
     request: Request,
     artifacts: ArtifactServiceDep,
+    settings: SettingsDep,
     x_artifact_metadata: Annotated[str | None, Header(max_length=8192)] = None,
 ) -> ArtifactVersion:
     """The body (or the multipart field `file`) becomes the next version of `name`."""
-    metadata = _parse_metadata(x_artifact_metadata)
+    metadata = _parse_metadata(x_artifact_metadata, settings.max_json_depth)
     content_type = request.headers.get("content-type", DEFAULT_MIME_TYPE)
     if content_type.startswith("multipart/form-data"):
         form = await request.form(max_files=1, max_fields=0)
@@ -257,11 +257,12 @@ async def delete_artifact(scope: ScopeDep, name: str, artifacts: ArtifactService
     return JSONResponse(None)
 
 
-def _parse_metadata(raw: str | None) -> dict[str, Any] | None:
+def _parse_metadata(raw: str | None, max_depth: int) -> dict[str, Any] | None:
     if raw is None:
         return None
     try:
-        value = json.loads(raw)
+        # The header's bytes as sent (Starlette decodes headers as latin-1), checked as a body.
+        value = parse_json(raw.encode("latin-1"), ("header", "X-Artifact-Metadata"), max_depth)
     except ValueError as exc:
         raise InvalidRequest("X-Artifact-Metadata must be a JSON object.") from exc
     if not isinstance(value, dict):

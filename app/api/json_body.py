@@ -1,12 +1,20 @@
 """JSON request bodies that can be stored as they are, checked before any route runs.
 
-FastAPI parses bodies with Python's json module, which accepts what no UTF-8 JSON column can
-hold: lone surrogates (`"\\ud800"`), NaN, Infinity (also a number such as 1e999999 that overflows
-to it) and integers of any size. Left alone they reach storage as a 5xx, or as a silent change
-(NaN stored as null). `JsonRoute` parses the body once, and when its bytes show one of those
-shapes, walks it (`app.wire.find_unstorable`) and answers 422 `unstorable-value` naming the field,
-before the endpoint or any write runs. The parsed document is handed on, so FastAPI does not
-parse it a second time.
+FastAPI parses bodies with Python's json module, which accepts what no JSON column can hold:
+lone surrogates (`"\\ud800"`), NaN, Infinity (also a number such as 1e999999 that overflows to
+it), integers of any size, and NUL (`"\\u0000"`, which PostgreSQL refuses and SQLite keeps). Left
+alone they reach storage as a 5xx, or as a silent change (NaN stored as null). It also follows
+nesting as deep as the interpreter's stack allows, and what comes after it does not: orjson
+stops at 255 levels, `copy.deepcopy` and pydantic at the recursion limit, so a deep document was
+a 500. `JsonRoute` parses the body once and, before the endpoint or any write runs, answers 422
+`json-too-deep` when it nests deeper than AGENTD_MAX_JSON_DEPTH and 422 `unstorable-value` when it
+holds one of those values, each naming the field. The parsed document is handed on, so FastAPI
+does not parse it a second time.
+
+Both checks run on every body, so each starts with a filter on the raw bytes that nearly every
+body passes in well under a microsecond: fewer brackets than the depth limit cannot nest deeper
+than it, and bytes without an escape, NaN, Infinity or a long run of digits hold no unstorable
+value. Only bodies that fail a filter are walked.
 """
 
 import json
@@ -20,14 +28,136 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope
 
-from app.wire import check_storable, unstorable
+from app.errors import JsonTooDeep
+from app.settings import Settings
+from app.wire import Loc, check_storable, printable_loc, unstorable
 
-#: Byte shapes that can hide an unstorable value: an escaped surrogate, NaN or Infinity, a run of
-#: 19+ digits (an integer beyond 64 bits, or a mantissa that overflows), a 3-digit exponent.
-#: Bodies without them (nearly all) are not walked.
-_SUSPECT = re.compile(rb"\\u[dD][89a-fA-F]|NaN|Infinity|\d{19}|[eE][+-]?\d{3}")
+#: Escapes that spell an unstorable character: half of a surrogate pair, or NUL.
+_SUSPECT_ESCAPE = re.compile(rb"\\u(?:[dD][89a-fA-F]|0000)")
+#: Digits as 0, exponent markers as e and signs as +, so number shapes are found with `in`.
+_NUMBER_SHAPES = bytes.maketrans(b"123456789E-", b"000000000e+")
+#: 19+ digits: an integer beyond 64 bits, or a mantissa that overflows.
+_LONG_DIGITS = b"0" * 19
+
+#: What the depth scan reads: whole strings (brackets inside them are text), brackets, commas
+#: and colons.
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]')
+_OPEN = frozenset(b"[{")
+_CLOSE = frozenset(b"]}")
 
 _Handler = Callable[[Request], Coroutine[Any, Any, Response]]
+
+
+def _suspect(body: bytes) -> bool:
+    """Whether the bytes may hold an unstorable value (a cheap filter, false positives allowed)."""
+    if b"\\u" in body and _SUSPECT_ESCAPE.search(body):
+        return True
+    if b"NaN" in body or b"Infinity" in body:
+        return True
+    shapes = body.translate(_NUMBER_SHAPES)
+    return _LONG_DIGITS in shapes or b"e000" in shapes or b"e+000" in shapes
+
+
+def _deeper_than(document: Any, max_depth: int) -> bool:
+    """Whether arrays and objects nest more than `max_depth` levels in `document`.
+
+    Level by level, so the walk needs no recursion and stops one level past the limit.
+    """
+    level = [document] if isinstance(document, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > max_depth:
+            return True
+        level = [
+            child
+            for node in level
+            for child in (node.values() if isinstance(node, dict) else node)
+            if isinstance(child, dict | list)
+        ]
+    return False
+
+
+def locate_too_deep(body: bytes, max_depth: int) -> Loc:
+    """The keys and indexes of the first array or object in `body` that opens `max_depth + 1`
+    levels deep, read from the bytes (a document too deep to parse has no other form).
+
+    Reads only up to that point, so its cost is bounded by where the limit is crossed.
+    """
+    kinds: list[int] = []  # the bracket that opened each container still open
+    path: list[str | int] = []  # the member of each open container being read
+    last_string = b'""'
+    for match in _TOKEN.finditer(body):
+        token = match.group()
+        first = token[0]
+        if first in _OPEN:
+            if len(kinds) >= max_depth:
+                return tuple(path)
+            kinds.append(first)
+            path.append(0 if first == ord("[") else "")
+        elif first in _CLOSE:
+            if kinds:
+                kinds.pop()
+                path.pop()
+        elif first == ord('"'):
+            last_string = token
+        elif kinds and first == ord(","):
+            member = path[-1]
+            if isinstance(member, int):
+                path[-1] = member + 1
+        elif kinds and first == ord(":") and kinds[-1] == ord("{"):
+            path[-1] = _key(last_string)
+    return tuple(path)
+
+
+def _key(token: bytes) -> str:
+    try:
+        key = json.loads(token)
+    except ValueError:
+        return token[1:-1].decode("utf-8", "replace")
+    return key if isinstance(key, str) else str(key)
+
+
+def too_deep(body: bytes, loc: Loc, max_depth: int) -> JsonTooDeep:
+    """The 422 for `body` (found at `loc`) nesting deeper than `max_depth`, naming where."""
+    where = printable_loc((*loc, *locate_too_deep(body, max_depth)))
+    reason = f"JSON nested deeper than {max_depth} levels (AGENTD_MAX_JSON_DEPTH)."
+    return JsonTooDeep(
+        f"{'.'.join(map(str, where))}: {reason}",
+        errors=[{"type": "json_too_deep", "loc": where, "msg": reason}],
+    )
+
+
+def check_json(body: bytes, document: Any, loc: Loc, max_depth: int) -> None:
+    """Raise JsonTooDeep or UnstorableValue (422s naming the field) for `document`, parsed from
+    `body` and found at `loc`, if it nests deeper than `max_depth` or cannot be stored."""
+    if body.count(b"[") + body.count(b"{") > max_depth and _deeper_than(document, max_depth):
+        raise too_deep(body, loc, max_depth)
+    if _suspect(body):
+        check_storable(document, loc)
+
+
+def check_depth(document: Any, loc: Loc, max_depth: int) -> None:
+    """Raise JsonTooDeep naming where if `document` (already parsed elsewhere, e.g. by the MCP
+    SDK) nests deeper than `max_depth`."""
+    if _deeper_than(document, max_depth):
+        raise too_deep(json.dumps(document).encode(), loc, max_depth)
+
+
+def parse_json(body: bytes, loc: Loc, max_depth: int) -> Any:
+    """`body` parsed and checked by `check_json`; ValueError if it is not JSON.
+
+    Raises UnstorableValue for bytes that are not UTF-8, JsonTooDeep for a document too deep
+    for the parser itself.
+    """
+    try:
+        document = json.loads(body)
+    except UnicodeDecodeError as exc:
+        raise unstorable((*loc, exc.start), "Body is not valid UTF-8.") from exc
+    except RecursionError:
+        raise too_deep(body, loc, max_depth) from None
+    check_json(body, document, loc, max_depth)
+    return document
 
 
 class _ParsedJsonRequest(Request):
@@ -59,7 +189,12 @@ def _is_json(request: Request) -> bool:
 
 
 class JsonRoute(APIRoute):
-    """An APIRoute whose JSON body is refused (422) when it holds a value storage cannot keep."""
+    """An APIRoute whose JSON body is refused (422) when it nests too deeply or holds a value
+    storage cannot keep."""
+
+    async def parse_body(self, body: bytes, settings: Settings) -> Any:
+        """The checked document of a non-empty JSON body; ValueError if it is not JSON."""
+        return parse_json(body, ("body",), settings.max_json_depth)
 
     def get_route_handler(self) -> _Handler:
         handle = super().get_route_handler()
@@ -71,14 +206,9 @@ class JsonRoute(APIRoute):
                 body = await request.body()
                 if body:
                     try:
-                        document = json.loads(body)
-                    except UnicodeDecodeError as exc:
-                        reason = "Body is not valid UTF-8."
-                        raise unstorable(("body", exc.start), reason) from exc
+                        document = await self.parse_body(body, request.app.state.settings)
                     except ValueError:
                         return await handle(request)  # FastAPI answers its json_invalid 422
-                    if _SUSPECT.search(body):
-                        check_storable(document, ("body",))
                     request = _ParsedJsonRequest(request.scope, request.receive, body, document)
             return await handle(request)
 

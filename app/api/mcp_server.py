@@ -50,6 +50,7 @@ from starlette.types import Receive, Scope, Send
 
 from app import __version__
 from app.api.deps import authenticate
+from app.api.json_body import check_depth
 from app.errors import (
     AgentdError,
     AppLoadError,
@@ -64,6 +65,7 @@ from app.invocations.registry import AppRegistry
 from app.security.principal import Principal
 from app.sessions.base import BaseSessionService
 from app.sessions.models import Event
+from app.settings import Settings
 from app.wire import ID_PATTERN, WireModel, check_storable
 
 logger = logging.getLogger("agentd.mcp")
@@ -190,7 +192,8 @@ async def _call_tool(
     request = _http_request(ctx)
     session_id: str | None = None
     try:
-        arguments = _arguments(params.arguments or {})
+        settings: Settings = request.app.state.settings
+        arguments = _arguments(params.arguments or {}, settings.max_json_depth)
         session_id = arguments.session_id
         principal: Principal = request.state.principal
         app_name: str = request.path_params["app_name"]
@@ -210,7 +213,8 @@ async def _call_tool(
     return CallToolResult(content=[TextContent(text=text)], structured_content=answer)
 
 
-def _arguments(raw: dict[str, Any]) -> RunArguments:
+def _arguments(raw: dict[str, Any], max_depth: int) -> RunArguments:
+    check_depth(raw, ("arguments",), max_depth)
     check_storable(raw, ("arguments",))
     try:
         return RunArguments.model_validate(raw)

@@ -25,7 +25,7 @@ from app.artifacts.base import (
     part_bytes,
 )
 from app.artifacts.blobstore import BlobInfo, BlobStore
-from app.artifacts.models import validate_artifact_name
+from app.artifacts.models import check_version_values, validate_artifact_name
 from app.errors import (
     AgentdError,
     ArtifactStorageFull,
@@ -80,6 +80,7 @@ class BlobBackedArtifactService(BaseArtifactService):
         is read.
         """
         validate_artifact_name(filename)
+        check_version_values(mime_type, custom_metadata)
         await self._require_session(scope)
         blob = await self._put(
             self.blob_store.put_stream(chunks, max_bytes=self.max_artifact_bytes)
@@ -97,6 +98,7 @@ class BlobBackedArtifactService(BaseArtifactService):
         """`stage` for a google-genai Part (inline data or text): the bytes are already in hand."""
         validate_artifact_name(filename)
         data, mime_type = part_bytes(artifact)
+        check_version_values(mime_type, custom_metadata)
         if len(data) > self.max_artifact_bytes:
             raise ArtifactTooLarge(f"Artifacts are limited to {self.max_artifact_bytes} bytes.")
         blob = await self._put(self.blob_store.put_bytes(data))

@@ -53,6 +53,7 @@ from app.artifacts.in_memory import DEFAULT_MAX_ARTIFACT_BYTES, InMemoryArtifact
 from app.artifacts.models import (
     USER_PREFIX,
     ArtifactVersion,
+    check_version_values,
     is_user_scoped,
     validate_artifact_name,
 )
@@ -184,6 +185,7 @@ class FileArtifactService(BaseArtifactService):
         is_text: bool,
     ) -> VersionRecord:
         self.version_dir(scope, filename, 0)  # a bad name fails before the session is checked
+        check_version_values(mime_type, custom_metadata)
         await self._index._require_session(scope)
         version = await self._index._allocate_version(scope, filename)
         folder = self.version_dir(scope, filename, version)

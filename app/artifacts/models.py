@@ -6,7 +6,7 @@ from typing import Any
 from pydantic import Field
 
 from app.errors import InvalidArtifactName
-from app.wire import WireModel
+from app.wire import WireModel, check_storable
 
 MAX_NAME_BYTES = 512
 USER_PREFIX = "user:"
@@ -37,6 +37,15 @@ def validate_artifact_name(name: str) -> str:
             f"Artifact name segments may not be one of {sorted(RESERVED_SEGMENTS)}."
         )
     return name
+
+
+def check_version_values(mime_type: str, custom_metadata: dict[str, Any] | None) -> None:
+    """Raise UnstorableValue naming the field if a version's mime type or custom metadata cannot
+    be stored (NUL, which PostgreSQL refuses; NaN; an integer beyond 64 bits), on every backend
+    alike and before any byte is stored."""
+    check_storable(mime_type, ("mimeType",))
+    if custom_metadata:
+        check_storable(custom_metadata, ("customMetadata",))
 
 
 def is_user_scoped(name: str) -> bool:

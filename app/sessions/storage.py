@@ -110,6 +110,11 @@ def prepare_event(
         ).encode()
     except (ValueError, TypeError, PydanticSerializationError) as exc:
         raise UnstorableValue(f"The event cannot be stored as JSON: {exc}") from exc
+    if b"\\u0000" in encoded:
+        # A NUL in a typed field (a message's text, an id): PostgreSQL refuses it, so it is
+        # refused on every backend. The bytes may only hold an escaped backslash before
+        # `u0000`; the walk tells.
+        check_storable(wire, ())
     if limits is not None:
         size = len(encoded)
         if size > limits.max_event_bytes:
