@@ -20,7 +20,11 @@ from fastapi_problem.handler import add_exception_handler, new_exception_handler
 from app import __version__
 from app.api import apps, artifacts, health, invocations, memory, metrics, runs, sessions
 from app.api.deps import authenticate
-from app.api.errors import complete_problem, http_exception_with_full_allow
+from app.api.errors import (
+    capped_request_validation,
+    complete_problem,
+    http_exception_with_full_allow,
+)
 from app.api.mcp_route import LazyMcpRoute
 from app.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
 from app.api.openapi import document_problems
@@ -103,6 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             logger=logger,
             unhandled_wrappers=unhandled,
             http_exception_handler=http_exception_with_full_allow,
+            request_validation_handler=capped_request_validation,
             post_hooks=[complete_problem],
         ),
         generic_swagger_defaults=True,
