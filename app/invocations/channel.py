@@ -29,6 +29,7 @@ class RunChannel:
     def __init__(self) -> None:
         self._events: list[Event] = []
         self._final: Invocation | None = None
+        self._ended_here = False
         self._changed = asyncio.Condition()
 
     @property
@@ -37,9 +38,10 @@ class RunChannel:
         return self._final is not None
 
     @property
-    def final(self) -> Invocation | None:
-        """The invocation as the run left it (None while it runs)."""
-        return self._final
+    def ended_here(self) -> bool:
+        """Whether the run ended in this process with its outcome recorded (not let go to
+        another attempt: then its followers go on through the database)."""
+        return self._ended_here
 
     def persisted(self) -> list[Event]:
         """The events of the run that were persisted, in order."""
@@ -51,10 +53,12 @@ class RunChannel:
             self._events.append(event)
             self._changed.notify_all()
 
-    async def close(self, final: Invocation) -> None:
-        """End the feed with the invocation's outcome."""
+    async def close(self, final: Invocation, *, ended_here: bool = True) -> None:
+        """End the feed with the invocation's outcome; `ended_here` False: with the invocation
+        as it stands after this process let it go (handed back, or taken over elsewhere)."""
         async with self._changed:
             self._final = final
+            self._ended_here = ended_here
             self._changed.notify_all()
 
     async def wait_closed(self) -> Invocation:

@@ -689,7 +689,7 @@ class InvocationManager:
         except AgentdError:
             current = None
         if current is not None:
-            await run.channel.close(current)
+            await run.channel.close(current, ended_here=False)
         if self._runs.get(run.invocation_id) is run:
             del self._runs[run.invocation_id]
 
@@ -804,7 +804,7 @@ class InvocationManager:
                     last = event.seq or last
                     yield StreamItem("event", event=event)
             async for item in channel.follow(last):
-                if item.kind == "done" and not _ended(item.invocation):
+                if item.kind == "done" and not channel.ended_here:
                     break  # the run here let go of it (taken over, handed back): follow it there
                 if item.kind == "event" and item.event is not None:
                     last = item.event.seq or last
@@ -847,7 +847,7 @@ class InvocationManager:
             channel = run.channel
         if channel is not None:
             final = await asyncio.shield(channel.wait_closed())
-            if _ended(final):
+            if channel.ended_here:
                 return final
         async for item in self._follow_stored(handle, handle.after_seq):
             if item.kind == "done" and item.invocation is not None:
@@ -868,15 +868,9 @@ class InvocationManager:
     async def persisted_events(self, handle: RunHandle) -> builtins.list[Event]:
         """The persisted events of the run the handle started, from memory when it ran here."""
         channel = handle.channel
-        if channel is not None and channel.closed and _ended(channel.final):
+        if channel is not None and channel.closed and channel.ended_here:
             return channel.persisted()
         return await self._store.events(handle.session_pk, handle.invocation.id, handle.after_seq)
-
-
-def _ended(invocation: Invocation | None) -> bool:
-    """Whether a run's channel closed on the invocation's end (not on letting it go to another
-    attempt, which a follower then follows through the database)."""
-    return invocation is not None and invocation.status.terminal
 
 
 @contextlib.contextmanager

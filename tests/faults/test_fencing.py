@@ -217,8 +217,22 @@ def stalled_past_the_lease_writes_nothing(processes: Processes) -> None:
         httpx.Client(base_url=taking_over.url, timeout=30) as on_b,
     ):
         create_session(on_a, "s1")
-        invocation_id = start_run(on_a, "s1")
+        # A client waits on a (`/run`): once a lets the run go, it answers from the database
+        # with what the attempt that took the run over wrote.
+        answers: list[httpx.Response] = []
+        waiting = threading.Thread(
+            target=lambda: answers.append(
+                httpx.post(
+                    f"{stalled.url}/run",
+                    json={"appName": APP, "userId": USER, "sessionId": "s1", "newMessage": MESSAGE},
+                    timeout=120,
+                )
+            )
+        )
+        waiting.start()
         wait_until(lambda: processes.in_slow_step("s1", pid(stalled)), timeout=30)
+        (listed,) = on_a.get(f"{SESSIONS}/s1/invocations").json()["invocations"]
+        invocation_id = listed["id"]
 
         os.kill(pid(stalled), signal.SIGSTOP)
         try:
@@ -247,6 +261,12 @@ def stalled_past_the_lease_writes_nothing(processes: Processes) -> None:
         assert all(e["invocationId"] == invocation_id for e in history)
         assert_every_call_answered_once(history)
         assert invocation(on_b, "s1", invocation_id) == final
+        waiting.join(timeout=60)
+        (answer,) = answers
+        assert answer.status_code == 200, answer.text
+        assert [e["id"] for e in answer.json()] == [
+            e["id"] for e in history if e["author"] != "user"
+        ]
         # The slow step ran on both (at least once), the model never twice for one step.
         log = processes.log("s1")
         assert [e["pid"] for e in log if e["what"] == "model"] == [
