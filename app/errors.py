@@ -460,6 +460,14 @@ class EventTooLarge(PayloadTooLarge):
     default_title = "Event too large."
 
 
+class ImportTooLarge(PayloadTooLarge):
+    """A session import of more than AGENTD_MAX_IMPORT_EVENTS events, refused before the rest
+    of its body is parsed; nothing was written."""
+
+    problem_type = "import-too-large"
+    default_title = "Session import too large."
+
+
 class ArtifactTooLarge(PayloadTooLarge):
     """An artifact above AGENTD_MAX_ARTIFACT_BYTES; nothing was stored."""
 

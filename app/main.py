@@ -116,6 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         BodySizeLimitMiddleware,
         max_bytes=settings.max_request_bytes,
         max_upload_bytes=settings.max_artifact_bytes,
+        max_import_bytes=settings.max_import_bytes or settings.max_request_bytes,
     )
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     app.add_middleware(RequestIdMiddleware)

@@ -50,6 +50,20 @@ class Settings(BaseSettings):
         "MCP call (422 json-too-deep above). At most 128: deeper documents would reach the "
         "serializer's and the interpreter's recursion limits.",
     )
+    max_import_events: int = Field(
+        default=10_000,
+        ge=1,
+        description="Most events one session import (a create with `events`) may hold; counted "
+        "while parsing, 413 import-too-large above. The default matches "
+        "AGENTD_MAX_SESSION_EVENTS, so a session a GET exports can be imported back.",
+    )
+    max_import_bytes: int | None = Field(
+        default=None,
+        ge=1024,
+        description="Largest body of POST .../sessions (a create, with or without events to "
+        "import), in place of AGENTD_MAX_REQUEST_BYTES for that route (413 above); unset: "
+        "AGENTD_MAX_REQUEST_BYTES.",
+    )
 
     blob_store: Literal["local", "s3", "memory"] = Field(
         default="local", description="Where artifact bytes live."

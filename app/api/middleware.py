@@ -8,7 +8,8 @@ never loads Starlette: `RequestIdMiddleware` binds `request_id_var` for the requ
 The body size limit counts streamed chunks as they arrive, so a chunked upload over the limit is
 cut off without buffering it. An over-limit request gets 413 problem+json whatever the route would
 have answered. Raw artifact uploads (`PUT .../content`) get the artifact limit instead of the
-general one.
+general one, and session creates (`POST /apps/{app}/users/{user}/sessions`, which import events)
+the import limit.
 """
 
 import re
@@ -25,6 +26,8 @@ from app.observability.metrics import CLIENT_CLOSED_REQUEST, UNMATCHED_ROUTE, Me
 _REQUEST_ID_HEADER_KEY = REQUEST_ID_HEADER.lower().encode("latin-1")
 # Echoed into headers and logs, so only a short, inert alphabet is accepted from clients.
 _VALID_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+#: The create-session route, whose body may import a session's events.
+_SESSIONS = re.compile(r"/apps/[^/]+/users/[^/]+/sessions/?")
 
 
 def _incoming_request_id(scope: Scope) -> str | None:
@@ -126,12 +129,16 @@ class _BodyTooLarge(Exception):
 
 
 class BodySizeLimitMiddleware:
-    """Answer 413 payload-too-large for request bodies above `max_bytes`."""
+    """Answer 413 payload-too-large for request bodies above `max_bytes` (`max_upload_bytes`
+    for raw artifact uploads, `max_import_bytes` for session creates)."""
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int, max_upload_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, *, max_bytes: int, max_upload_bytes: int, max_import_bytes: int
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.max_upload_bytes = max_upload_bytes
+        self.max_import_bytes = max_import_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check Content-Length up front, then count streamed chunks."""
@@ -140,6 +147,8 @@ class BodySizeLimitMiddleware:
             return
         upload = scope["method"] == "PUT" and scope["path"].endswith("/content")
         limit = self.max_upload_bytes if upload else self.max_bytes
+        if scope["method"] == "POST" and _SESSIONS.fullmatch(scope["path"]):
+            limit = self.max_import_bytes
         problem = ArtifactTooLarge if upload else PayloadTooLarge
         for name, value in scope["headers"]:
             if name == b"content-length" and value.isdigit() and int(value) > limit:

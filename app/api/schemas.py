@@ -1,12 +1,14 @@
 """Request and response bodies of the HTTP API that are not domain wire models."""
 
-from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from app.sessions.models import Event
-from app.wire import ID_PATTERN, ClientSupplied, WireModel
+from app.wire import ID_PATTERN, WireModel
+
+#: How an event to import is documented: as the Event the responses define.
+_EVENT_SCHEMA = WithJsonSchema({"$ref": "#/components/schemas/Event"})
 
 
 class CreateSessionRequest(WireModel):
@@ -14,21 +16,18 @@ class CreateSessionRequest(WireModel):
 
     session_id: str | None = Field(default=None, pattern=ID_PATTERN, max_length=128)
     state: dict[str, Any] | None = None
-    events: list[Annotated[Event, ClientSupplied]] | None = Field(
+    # Documented as ADK's list of Event but kept as parsed JSON: the route validates the events
+    # one by one in time slices (app.api.session_import), so a large import never holds up the
+    # event loop in one validation call.
+    events: list[Annotated[Any, _EVENT_SCHEMA]] | None = Field(
         default=None,
         description="Events to import (e.g. a GET's; their `seq` is ignored), stored in this "
         "order as seq 1..N with their ids, in the transaction that creates the session; their "
         "state deltas are applied after `state`. Any invalid event is a 422 naming it (413 "
         "over the size limits), and nothing is stored. Artifact deltas stay on the events as "
-        "recorded, but no artifact versions are created (their bytes are not imported).",
+        "recorded, but no artifact versions are created (their bytes are not imported). At "
+        "most AGENTD_MAX_IMPORT_EVENTS events (413 import-too-large above).",
     )
-
-    def state_deltas(self) -> Iterator[dict[str, Any]]:
-        """Every state write the request makes: the initial state, then each event's delta."""
-        if self.state:
-            yield self.state
-        for event in self.events or ():
-            yield event.actions.state_delta
 
 
 class UpdateSessionRequest(WireModel):

@@ -4,8 +4,9 @@ The session's `last_seq` is served as a strong ETag and accepted in `If-Match` o
 gives HTTP clients the same optimistic concurrency the engine has, without adding keys to ADK's
 Session JSON. The list route returns ADK's bare array, most recently updated first and by default
 as many sessions as the largest page holds; its cursor travels in `X-Next-Page-Token` (and a
-`Link: rel="next"` header). A create with `events` imports them in the one transaction that
-creates the session (ADK's import of a session exported with GET).
+`Link: rel="next"` header). A create with `events` imports them as the session is created
+(ADK's import of a session exported with GET), bounded and in time slices
+(`app.api.session_import`).
 """
 
 from typing import Annotated, Literal
@@ -25,6 +26,7 @@ from app.api.deps import (
 )
 from app.api.json_body import JsonRoute
 from app.api.schemas import CreateSessionRequest, EventPageResponse, UpdateSessionRequest
+from app.api.session_import import SessionImportRoute, created_response, validate_events
 from app.errors import DatabaseUnavailable, InvalidRequest, SessionNotFound
 from app.sessions.base import GetSessionConfig
 from app.sessions.models import Session
@@ -62,14 +64,6 @@ def _parse_if_match(value: str | None) -> int | None:
     return int(tag)
 
 
-@router.post(
-    "",
-    status_code=status.HTTP_201_CREATED,
-    response_model=Session,
-    response_model_exclude_none=True,
-    summary="Create a session",
-    responses={409: {"description": "A session with that id exists (session-exists)."}},
-)
 async def create_session(
     app: KnownApp,
     user_id: UserIdPath,
@@ -79,22 +73,44 @@ async def create_session(
 ) -> Response:
     """Create a session with an optional caller-chosen id, initial state and events to import."""
     body = body or CreateSessionRequest()
-    for delta in body.state_deltas():
-        principal.check_state_delta(delta)
-    if body.events:
-        session = await sessions.import_session(
-            app_name=app.name,
-            user_id=user_id,
-            events=body.events,
-            state=body.state,
-            session_id=body.session_id,
-            loc=("body",),
-        )
-    else:
+    principal.check_state_delta(body.state)
+    if not body.events:
         session = await sessions.create_session(
             app_name=app.name, user_id=user_id, state=body.state, session_id=body.session_id
         )
-    return _created(session)
+        return _created(session)
+    events = await validate_events(body.events, ("body", "events"))
+    for event in events:
+        principal.check_state_delta(event.actions.state_delta)
+    session = await sessions.import_session(
+        app_name=app.name,
+        user_id=user_id,
+        events=events,
+        state=body.state,
+        session_id=body.session_id,
+        loc=("body",),
+    )
+    return await created_response(session)
+
+
+# Registered as the decorators register the others, with the import's bounded body parser.
+router.add_api_route(
+    "",
+    create_session,
+    methods=["POST"],
+    status_code=status.HTTP_201_CREATED,
+    response_model=Session,
+    response_model_exclude_none=True,
+    summary="Create a session",
+    responses={
+        409: {"description": "A session with that id exists (session-exists)."},
+        413: {
+            "description": "Request body too large (payload-too-large), or more events to "
+            "import than AGENTD_MAX_IMPORT_EVENTS (import-too-large)."
+        },
+    },
+    route_class_override=SessionImportRoute,
+)
 
 
 @router.post(

@@ -9,6 +9,8 @@ writers of different `app:`/`user:` keys never lose each other's write. Reads ru
 (REPEATABLE READ on PostgreSQL; a WAL read transaction on SQLite) so state and events agree.
 """
 
+import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -46,13 +48,17 @@ from app.sessions.storage import (
     StorageLimits,
     event_row,
     prepare_event,
-    prepare_import,
+    prepare_import_sliced,
     session_id_or_new,
 )
 from app.wire import Loc, check_storable
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
+
+#: Events per unit of work of a large import: each unit stays short (a few milliseconds on
+#: SQLite, whose units run on the event loop), so other requests are served between them.
+IMPORT_BATCH_EVENTS = 500
 
 #: A session row, its stored events in order, its app state and its user state.
 _Loaded = tuple[Any, list[StoredEvent], dict[str, Any], dict[str, Any]]
@@ -123,39 +129,49 @@ class DatabaseSessionService(BaseSessionService):
         session_id: str | None = None,
         loc: Loc = (),
     ) -> Session:
-        """Create the session with its events, state and shared state in one unit of work."""
-        session_id = session_id_or_new(session_id)
-        prepared = prepare_import(state, events, self._limits, loc=loc)
-        now = time.time()
+        """Create the session with its events, state and shared state, all or nothing.
 
-        def unit(db: Db) -> tuple[dict[str, Any], dict[str, Any]]:
-            sessions = SessionRepository(db)
-            session_pk = sessions.insert_returning_pk(
-                {
-                    "app_name": app_name,
-                    "user_id": user_id,
-                    "id": session_id,
-                    "state": prepared.state.session,
-                    "last_seq": len(prepared.events),
-                    "create_time": now,
-                    "update_time": now,
-                }
-            )
-            sessions.insert_events(
-                [
-                    event_row(session_pk, seq, event, wire)
-                    for seq, (event, wire) in enumerate(
-                        zip(events, prepared.events, strict=True), 1
-                    )
-                ]
-            )
+        Up to IMPORT_BATCH_EVENTS events are written in one unit of work; more are written as
+        a staged session (see `SessionRepository.insert_staged`) in units of that many, so no
+        unit holds up the event loop (SQLite's run on it) or the database for long, and
+        published at once by the last.
+        """
+        session_id = session_id_or_new(session_id)
+        prepared = await prepare_import_sliced(state, events, self._limits, loc=loc)
+        now = time.time()
+        row = {
+            "app_name": app_name,
+            "user_id": user_id,
+            "id": session_id,
+            "state": prepared.state.session,
+            "last_seq": len(prepared.events),
+            "create_time": now,
+            "update_time": now,
+        }
+
+        def rows(session_pk: int, first: int, stop: int) -> list[dict[str, Any]]:
+            return [
+                event_row(session_pk, index + 1, events[index], prepared.encoded[index])
+                for index in range(first, stop)
+            ]
+
+        def finish(sessions: SessionRepository) -> tuple[dict[str, Any], dict[str, Any]]:
             sessions.upsert_shared_state(
                 app_name, user_id, prepared.state.app, prepared.state.user, now
             )
             return sessions.shared_state(app_name, user_id)
 
+        def unit(db: Db) -> tuple[dict[str, Any], dict[str, Any]]:
+            sessions = SessionRepository(db)
+            session_pk = sessions.insert_returning_pk(row)
+            sessions.insert_events(rows(session_pk, 0, len(events)))
+            return finish(sessions)
+
         try:
-            app_state, user_state = await self._uow.write("import_session", unit)
+            if len(events) <= IMPORT_BATCH_EVENTS:
+                app_state, user_state = await self._uow.write("import_session", unit)
+            else:
+                app_state, user_state = await self._import_staged(row, rows, finish)
         except DuplicateKey as exc:
             raise SessionAlreadyExists(f"Session {session_id!r} already exists.") from exc
         except RejectedValue as exc:
@@ -171,6 +187,62 @@ class DatabaseSessionService(BaseSessionService):
             last_update_time=now,
             last_seq=len(events),
         )
+
+    async def _import_staged(
+        self,
+        row: dict[str, Any],
+        rows: Callable[[int, int, int], list[dict[str, Any]]],
+        finish: Callable[[SessionRepository], tuple[dict[str, Any], dict[str, Any]]],
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Write an import of more than IMPORT_BATCH_EVENTS events as a staged session."""
+        count = int(row["last_seq"])
+        key = session_key(row["app_name"], row["user_id"], row["id"])
+
+        def stage(db: Db) -> int:
+            sessions = SessionRepository(db)
+            sessions.delete_stale_staged(row["app_name"], now=row["create_time"])
+            if sessions.pk(key) is not None:  # fail before writing thousands of events
+                raise DuplicateKey(f"session {row['id']!r} exists")
+            session_pk = sessions.insert_staged({**row, "last_seq": 0})
+            sessions.insert_events(rows(session_pk, 0, IMPORT_BATCH_EVENTS))
+            return session_pk
+
+        session_pk = await self._uow.write("import_session", stage)
+        try:
+            first = IMPORT_BATCH_EVENTS
+            while count - first > IMPORT_BATCH_EVENTS:
+                await asyncio.sleep(0)  # a write of the fast path may not yield by itself
+                batch = rows(session_pk, first, first + IMPORT_BATCH_EVENTS)
+
+                def insert(db: Db, batch: list[dict[str, Any]] = batch) -> None:
+                    SessionRepository(db).insert_events(batch)
+
+                await self._uow.write("import_session", insert)
+                first += IMPORT_BATCH_EVENTS
+            await asyncio.sleep(0)
+            last = rows(session_pk, first, count)
+
+            def publish(db: Db) -> tuple[dict[str, Any], dict[str, Any]]:
+                sessions = SessionRepository(db)
+                sessions.insert_events(last)
+                sessions.publish_staged(
+                    session_pk,
+                    user_id=row["user_id"],
+                    state=row["state"],
+                    last_seq=count,
+                    now=row["update_time"],
+                )
+                return finish(sessions)
+
+            return await self._uow.write("import_session", publish)
+        except BaseException:
+            # Nothing of a failed import stays; if even this fails, a later import of the
+            # app deletes the staged rows once they are stale.
+            with contextlib.suppress(Exception):
+                await self._uow.write(
+                    "import_session", lambda db: SessionRepository(db).delete_staged(session_pk)
+                )
+            raise
 
     async def get_session(
         self,

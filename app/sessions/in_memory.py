@@ -32,7 +32,12 @@ from app.sessions.base import (
 from app.sessions.fence import Fence
 from app.sessions.models import Event, Session
 from app.sessions.state import merge_state, split_delta
-from app.sessions.storage import StorageLimits, prepare_event, prepare_import, session_id_or_new
+from app.sessions.storage import (
+    StorageLimits,
+    prepare_event,
+    prepare_import_sliced,
+    session_id_or_new,
+)
 from app.wire import Loc, check_storable
 
 T = TypeVar("T")
@@ -134,7 +139,7 @@ class InMemorySessionService(BaseSessionService):
     ) -> Session:
         """Create the session with its events, state and shared state, all or nothing."""
         session_id = session_id_or_new(session_id)
-        prepared = prepare_import(state, events, self._limits, loc=loc)
+        prepared = await prepare_import_sliced(state, events, self._limits, loc=loc)
         # The stored events hold the deltas' values: the state gets copies of its own.
         scoped = copy.deepcopy(prepared.state)
         with self._lock:

@@ -3,12 +3,17 @@
 Both session services (database and in-memory) and the invocation store use these, so every
 write path refuses the same values with the same problems: unstorable values, oversized events
 and state, invalid imports.
+
+An import checks thousands of events (tens of microseconds each) on the event loop; it does so in
+time slices (`TimeSlicer`), so other requests are served while it runs.
 """
 
+import asyncio
 import json
+import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_core import PydanticSerializationError
@@ -74,8 +79,11 @@ def session_id_or_new(session_id: str | None) -> str:
     return uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
 
 
-def event_row(session_pk: int, seq: int, event: Event, wire: dict[str, Any]) -> dict[str, Any]:
-    """The events-table row of `event` at `seq` (its wire JSON from `prepare_event`)."""
+def event_row(
+    session_pk: int, seq: int, event: Event, wire: dict[str, Any] | bytes
+) -> dict[str, Any]:
+    """The events-table row of `event` at `seq` (its wire JSON from `prepare_event`, or that
+    JSON encoded, from `encode_event`)."""
     return {
         "session_pk": session_pk,
         "seq": seq,
@@ -87,6 +95,20 @@ def event_row(session_pk: int, seq: int, event: Event, wire: dict[str, Any]) -> 
     }
 
 
+class TimeSlicer:
+    """Lets a long loop on the event loop give other tasks a turn every `seconds`."""
+
+    def __init__(self, seconds: float = 0.01) -> None:
+        self._seconds = seconds
+        self._due = time.perf_counter() + seconds
+
+    async def pause_if_due(self) -> None:
+        """Yield to the event loop if the current slice is used up."""
+        if time.perf_counter() >= self._due:
+            await asyncio.sleep(0)
+            self._due = time.perf_counter() + self._seconds
+
+
 def prepare_event(
     event: Event, limits: StorageLimits | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -96,6 +118,14 @@ def prepare_event(
     database work, turns a non-JSON state value into a clean UnstorableValue and an oversized
     event into EventTooLarge.
     """
+    wire, temp, _ = encode_event(event, limits)
+    return wire, temp
+
+
+def encode_event(
+    event: Event, limits: StorageLimits | None = None
+) -> tuple[dict[str, Any], dict[str, Any], bytes]:
+    """`prepare_event`, also returning the wire JSON encoded as the database holds it."""
     delta = event.actions.state_delta
     temp = {k: v for k, v in delta.items() if k.startswith(State.TEMP_PREFIX)}
     if temp:
@@ -121,7 +151,7 @@ def prepare_event(
             raise EventTooLarge(
                 f"The event is {size} bytes as JSON; the limit is {limits.max_event_bytes}."
             )
-    return wire, temp
+    return wire, temp, encoded
 
 
 @dataclass
@@ -133,6 +163,68 @@ class PreparedImport:
     #: The state the import leaves: the session's own keys, and the `app:` and `user:` keys to
     #: write (the initial state's, then each event's delta, later values winning).
     state: ScopedDelta
+    #: Each event's wire JSON encoded as the database holds it (so it is encoded only once).
+    encoded: list[bytes] = field(default_factory=list)
+
+
+class ImportPreparer:
+    """Checks and serialises an import one event at a time (`add`), as appends would check its
+    events one by one; `finish` gives what `import_session` stores.
+
+    Raises what append and create raise, each problem naming the field (`errors[].loc`, and
+    `detail`) under `(*loc, "events", index)` or `(*loc, "state")`; a partial event, a
+    repeated or unstorable event id are InvalidRequest.
+    """
+
+    def __init__(self, state: dict[str, Any] | None, limits: StorageLimits, loc: Loc = ()) -> None:
+        check_storable(state or {}, (*loc, "state"))
+        self._limits = limits
+        self._loc = loc
+        self._initial = split_delta(state or {})
+        self.prepared = PreparedImport(
+            events=[], state=ScopedDelta(session=dict(self._initial.session))
+        )
+        self.prepared.state.app.update(self._initial.app)
+        self.prepared.state.user.update(self._initial.user)
+        self._session_deltas: list[dict[str, Any]] = []
+        self._indexes: dict[str, int] = {}
+
+    def add(self, event: Event) -> None:
+        """Check and serialise the next event."""
+        index = len(self.prepared.events)
+        where = (*self._loc, "events", index)
+        if event.partial:
+            raise _invalid_event(
+                (*where, "partial"), "A partial event (a streamed chunk) is never stored."
+            )
+        if not 0 < len(event.id) <= MAX_EVENT_ID_LENGTH:
+            raise _invalid_event(
+                (*where, "id"), f"An event id has 1 to {MAX_EVENT_ID_LENGTH} characters."
+            )
+        if event.id in self._indexes:
+            raise _invalid_event(
+                (*where, "id"),
+                f"Event id {event.id!r} is also the id of event {self._indexes[event.id]}.",
+            )
+        self._indexes[event.id] = index
+        try:
+            wire, _, encoded = encode_event(event, self._limits)
+        except AgentdError as exc:
+            raise _located(exc, where) from None
+        delta = split_delta(wire["actions"].get("stateDelta", {}))
+        self.prepared.events.append(wire)
+        self.prepared.encoded.append(encoded)
+        self.prepared.state.session.update(delta.session)
+        self.prepared.state.app.update(delta.app)
+        self.prepared.state.user.update(delta.user)
+        self._session_deltas.append(delta.session)
+
+    def finish(self) -> PreparedImport:
+        """The prepared import; StateTooLarge if the session state it leaves is over the limit."""
+        limits = self._limits
+        if limits.state_size(self.prepared.state.session) > limits.max_state_bytes:
+            raise _state_too_large(self._initial.session, self._session_deltas, limits, self._loc)
+        return self.prepared
 
 
 def prepare_import(
@@ -142,48 +234,28 @@ def prepare_import(
     *,
     loc: Loc = (),
 ) -> PreparedImport:
-    """Check an import as appends would check its events one by one, and serialise it.
+    """Check an import as appends would check its events one by one, and serialise it (see
+    `ImportPreparer`)."""
+    preparer = ImportPreparer(state, limits, loc)
+    for event in events:
+        preparer.add(event)
+    return preparer.finish()
 
-    Raises what append and create raise, each problem naming the field (`errors[].loc`, and
-    `detail`) under `(*loc, "events", index)` or `(*loc, "state")`; a partial event, a
-    repeated or unstorable event id are InvalidRequest.
-    """
-    check_storable(state or {}, (*loc, "state"))
-    scoped = split_delta(state or {})
-    prepared = PreparedImport(events=[], state=ScopedDelta(session=dict(scoped.session)))
-    prepared.state.app.update(scoped.app)
-    prepared.state.user.update(scoped.user)
-    session_deltas: list[dict[str, Any]] = []
-    indexes: dict[str, int] = {}
-    for index, event in enumerate(events):
-        where = (*loc, "events", index)
-        if event.partial:
-            raise _invalid_event(
-                (*where, "partial"), "A partial event (a streamed chunk) is never stored."
-            )
-        if not 0 < len(event.id) <= MAX_EVENT_ID_LENGTH:
-            raise _invalid_event(
-                (*where, "id"), f"An event id has 1 to {MAX_EVENT_ID_LENGTH} characters."
-            )
-        if event.id in indexes:
-            raise _invalid_event(
-                (*where, "id"),
-                f"Event id {event.id!r} is also the id of event {indexes[event.id]}.",
-            )
-        indexes[event.id] = index
-        try:
-            wire, _ = prepare_event(event, limits)
-        except AgentdError as exc:
-            raise _located(exc, where) from None
-        delta = split_delta(wire["actions"].get("stateDelta", {}))
-        prepared.events.append(wire)
-        prepared.state.session.update(delta.session)
-        prepared.state.app.update(delta.app)
-        prepared.state.user.update(delta.user)
-        session_deltas.append(delta.session)
-    if limits.state_size(prepared.state.session) > limits.max_state_bytes:
-        raise _state_too_large(scoped.session, session_deltas, limits, loc)
-    return prepared
+
+async def prepare_import_sliced(
+    state: dict[str, Any] | None,
+    events: Sequence[Event],
+    limits: StorageLimits,
+    *,
+    loc: Loc = (),
+) -> PreparedImport:
+    """`prepare_import` in time slices, so a large import does not hold up the event loop."""
+    preparer = ImportPreparer(state, limits, loc)
+    slicer = TimeSlicer()
+    for event in events:
+        preparer.add(event)
+        await slicer.pause_if_due()
+    return preparer.finish()
 
 
 def _state_too_large(

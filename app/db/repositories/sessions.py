@@ -4,11 +4,19 @@ Statements are built once at import (and registered with the fast path's plan ca
 are named `k_*` (keys in WHERE clauses) and `v_*` (new values), so they never collide with the
 column names Core binds for INSERTs and SET clauses. Shared state is upserted key by key, so
 concurrent writers of different `app:`/`user:` keys never lose each other's write.
+
+A large import is written as a *staged* session: a session row under a user id no client can
+name (`STAGED_USER_PREFIX`, which no id matching `app.wire.ID_PATTERN` starts with), filled with
+events over several short units, then published by one UPDATE that gives it its user and
+state. Until then nobody sees it; one that was never published (its process died) is deleted by
+a later import of the app once it is `STALE_STAGED_SECONDS` old.
 """
 
+import uuid
 from collections.abc import Sequence
 from typing import Any, cast
 
+import orjson
 from sqlalchemy import Table, bindparam, delete, insert, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -58,6 +66,36 @@ _SET_STATE = register(
     update(_sessions).where(_sessions.c.pk == bindparam("k_pk")).values(state=bindparam("v_state"))
 )
 _DELETE_SESSION = register(delete(_sessions).where(*_by_key()).returning(_sessions.c.pk))
+
+#: User ids of staged sessions start with this; no client id can (see the module docstring).
+STAGED_USER_PREFIX = "~import:"
+#: A staged session older than this was abandoned (an import takes seconds).
+STALE_STAGED_SECONDS = 3600
+_PUBLISH_STAGED = register(
+    update(_sessions)
+    .where(_sessions.c.pk == bindparam("k_pk"))
+    .values(
+        user_id=bindparam("v_user"),
+        state=bindparam("v_state"),
+        last_seq=bindparam("v_seq"),
+        update_time=bindparam("v_now"),
+    )
+)
+_STAGED_RANGE = {
+    "k_low": STAGED_USER_PREFIX,
+    "k_high": STAGED_USER_PREFIX[:-1] + chr(ord(STAGED_USER_PREFIX[-1]) + 1),
+}
+_DELETE_BY_PK = register(delete(_sessions).where(_sessions.c.pk == bindparam("k_pk")))
+# Staged user ids sort between the prefix and the prefix with its last character incremented,
+# so the (app_name, user_id, id) key finds them.
+_DELETE_STALE_STAGED = register(
+    delete(_sessions).where(
+        _sessions.c.app_name == bindparam("k_app"),
+        _sessions.c.user_id >= bindparam("k_low"),
+        _sessions.c.user_id < bindparam("k_high"),
+        _sessions.c.create_time < bindparam("k_before"),
+    )
+)
 _INSERT_SESSION = register(insert(_sessions))
 _INSERT_SESSION_RETURNING_PK = register(insert(_sessions).returning(_sessions.c.pk))
 _SESSIONS_BY_RECENCY = (_sessions.c.update_time.desc(), _sessions.c.id.desc())
@@ -201,6 +239,28 @@ class SessionRepository:
         """Insert a session row (DuplicateKey if its public key is taken); its surrogate key."""
         return int(self._db.execute(_INSERT_SESSION_RETURNING_PK, row).scalar())
 
+    def insert_staged(self, row: dict[str, Any]) -> int:
+        """Insert `row` as a staged session (under a staging user id); its surrogate key."""
+        staged = {**row, "user_id": f"{STAGED_USER_PREFIX}{uuid.uuid4().hex}"}
+        return self.insert_returning_pk(staged)
+
+    def publish_staged(
+        self, pk: int, *, user_id: str, state: dict[str, Any], last_seq: int, now: float
+    ) -> None:
+        """Give the staged session `pk` its user, state and last seq: it becomes visible with
+        all its events at once (DuplicateKey if its public key was taken meanwhile)."""
+        params = {"k_pk": pk, "v_user": user_id, "v_state": state, "v_seq": last_seq}
+        self._db.execute(_PUBLISH_STAGED, {**params, "v_now": now})
+
+    def delete_staged(self, pk: int) -> None:
+        """Delete the staged session `pk` with its events (an import that failed midway)."""
+        self._db.execute(_DELETE_BY_PK, {"k_pk": pk})
+
+    def delete_stale_staged(self, app_name: str, *, now: float) -> None:
+        """Delete the app's staged sessions abandoned `STALE_STAGED_SECONDS` ago."""
+        params = {"k_app": app_name, "k_before": now - STALE_STAGED_SECONDS}
+        self._db.execute(_DELETE_STALE_STAGED, {**params, **_STAGED_RANGE})
+
     def page(
         self, app_name: str, user_id: str, *, before: tuple[float, str] | None, limit: int
     ) -> list[Any]:
@@ -246,9 +306,21 @@ class SessionRepository:
         self._db.execute(_INSERT_EVENT, [row])
 
     def insert_events(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Insert event rows (one executemany)."""
+        """Insert event rows (one executemany).
+
+        A row's `event` may be its wire JSON already encoded (bytes): the engines serialize
+        JSON columns with orjson, which writes a Fragment as it is, so it is not encoded twice.
+        """
         if rows:
-            self._db.execute(_INSERT_EVENT, rows)
+            self._db.execute(
+                _INSERT_EVENT,
+                [
+                    {**row, "event": orjson.Fragment(row["event"])}
+                    if isinstance(row["event"], bytes)
+                    else row
+                    for row in rows
+                ],
+            )
 
     def recent_events(self, session_pk: int, *, after_seq: int, limit: int) -> list[StoredEvent]:
         """The last `limit` events after `after_seq`, in ascending seq order."""
