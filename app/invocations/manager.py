@@ -51,7 +51,6 @@ from app.contexts.invocation import RunConfig, StreamingMode
 from app.errors import (
     ActionExpired,
     AgentdError,
-    DatabaseUnavailable,
     IdempotencyKeyReused,
     InternalError,
     InvocationCancelled,
@@ -706,7 +705,11 @@ class InvocationManager:
         deadline = time.monotonic() + self._settings.enqueue_timeout_seconds
         # In line before the first try, so a wake-up during that try is not missed.
         with self._waiters.waiting(run.session_pk, (run.create_time, run.invocation_id)) as me:
-            while (attempt := await self._try_acquire(run)) is None:
+            while (
+                attempt := await self._store.try_acquire(
+                    run.invocation_id, run.session_pk, self.replica_id, self._settings.lease_seconds
+                )
+            ) is None:
                 if run.cancel_requested:
                     raise InvocationCancelled("Cancelled while waiting for the session.")
                 remaining = deadline - time.monotonic()
@@ -717,16 +720,6 @@ class InvocationManager:
                     )
                 enqueue_woken(await me.wait(min(ENQUEUE_POLL_SECONDS, remaining)))
         run.attempt = attempt
-
-    async def _try_acquire(self, run: LocalRun) -> int | None:
-        """One try of a queued run for its session's lease; a database that cannot answer now
-        counts as a busy session (the run keeps its place in line until its enqueue timeout)."""
-        try:
-            return await self._store.try_acquire(
-                run.invocation_id, run.session_pk, self.replica_id, self._settings.lease_seconds
-            )
-        except DatabaseUnavailable:
-            return None
 
     async def _heartbeat(self, run: LocalRun) -> None:
         interval = max(min(self._settings.lease_seconds / 3, 2.0), 0.05)

@@ -375,7 +375,10 @@ def test_a_final_status_retried_after_an_outage_never_overwrites_the_newer_attem
             wait_until(retried_or_overwritten, timeout=60)
             for sid in sessions:
                 assert invocation(on_b, sid, first[sid])["status"] == "completed"
-                assert invocation(on_b, sid, queued[sid])["status"] == "completed"
+                # The one queued behind failed on b while waiting for the session during the
+                # outage: its own late "failed" lands, or a claimer took it over first (then
+                # that "failed" is fenced) and ran it after the first, never beside it.
+                assert invocation(on_b, sid, queued[sid])["status"] in ("completed", "failed")
                 history = events(on_b, sid)
                 assert_one_block_per_invocation(history)
                 assert_every_call_answered_once(history)
