@@ -5,6 +5,7 @@ The agents dir holds the shipped apps plus the test apps of tests/apps (symlinke
 drive a tool that waits on a gate file they control.
 """
 
+import json
 import os
 import signal
 import socket
@@ -14,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -129,6 +131,59 @@ class WorkerProcess(LiveServer):
                 raise TimeoutError(f"worker did not start:\n{self.log.read_text()}")
             time.sleep(0.05)
         return self
+
+
+class GatedProcesses:
+    """The server and worker processes of one test on the shipped and test apps, sharing one
+    database, agents dir and gates folder; 2 s leases. `stop_all` at the end (a process a test
+    stopped with SIGSTOP is continued first)."""
+
+    def __init__(self, root: Path, database_url: str | None) -> None:
+        self.root = root
+        self.gates = root / "gates"
+        self.vars = {
+            **gated_app_env(root, self.gates, database_url),
+            "AGENTD_LEASE_SECONDS": "2",
+            "AGENTD_LOG_LEVEL": "INFO",
+        }
+        self.processes: list[LiveServer] = []
+
+    def server(self, name: str, **settings: str) -> LiveServer:
+        """A started server process."""
+        process = LiveServer(self.root / name, {**self.vars, **settings})
+        self.processes.append(process)
+        return process.start()
+
+    def worker(self, name: str, **settings: str) -> "WorkerProcess":
+        """A started `agentd worker` process."""
+        process = WorkerProcess(self.root / name, {**self.vars, **settings})
+        self.processes.append(process)
+        return process.start()
+
+    def open_gate(self, session_id: str) -> None:
+        """Let the session's gated tool (durable_agent's `slow_step`) return."""
+        (self.gates / f"{session_id}.open").touch()
+
+    def log(self, session_id: str) -> list[dict[str, Any]]:
+        """What durable_agent logged for the session: model calls and tool runs, by pid."""
+        path = self.gates / f"{session_id}.log"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line]
+
+    def in_tool(self, session_id: str, tool: str, pid: int) -> bool:
+        """Whether process `pid` has started `tool` in the session."""
+        return any(
+            e["what"] == "tool" and e["name"] == tool and e["pid"] == pid
+            for e in self.log(session_id)
+        )
+
+    def stop_all(self) -> None:
+        """Stop every process (continuing a stopped one first, so it can exit gracefully)."""
+        for process in self.processes:
+            if process.process is not None and process.process.poll() is None:
+                process.process.send_signal(signal.SIGCONT)
+            process.stop()
 
 
 def wait_until(

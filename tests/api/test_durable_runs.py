@@ -17,11 +17,10 @@ import httpx
 import pytest
 
 from tests.conftest import fresh_pg_url
+from tests.live_server import GatedProcesses as Env
 from tests.live_server import (
     LiveServer,
-    WorkerProcess,
     free_port,
-    gated_app_env,
     iter_sse,
     wait_until,
 )
@@ -29,45 +28,6 @@ from tests.pgserver import PostgresServer
 
 APP = "durable_agent"
 USER = "u1"
-
-
-class Env:
-    """Paths and settings shared by the processes of one test."""
-
-    def __init__(self, root: Path, database_url: str | None) -> None:
-        self.root = root
-        self.gates = root / "gates"
-        self.vars = {
-            **gated_app_env(root, self.gates, database_url),
-            "AGENTD_LEASE_SECONDS": "2",
-            "AGENTD_LOG_LEVEL": "INFO",
-        }
-        self.processes: list[LiveServer] = []
-
-    def server(self, name: str, **settings: str) -> LiveServer:
-        """A started server process."""
-        process = LiveServer(self.root / name, {**self.vars, **settings}).start()
-        self.processes.append(process)
-        return process
-
-    def worker(self, name: str, **settings: str) -> WorkerProcess:
-        """A started `agentd worker` process."""
-        process = WorkerProcess(self.root / name, {**self.vars, **settings}).start()
-        self.processes.append(process)
-        return process
-
-    def open_gate(self, session_id: str) -> None:
-        (self.gates / f"{session_id}.open").touch()
-
-    def log(self, session_id: str) -> list[dict[str, Any]]:
-        path = self.gates / f"{session_id}.log"
-        if not path.exists():
-            return []
-        return [json.loads(line) for line in path.read_text().splitlines() if line]
-
-    def stop_all(self) -> None:
-        for process in self.processes:
-            process.stop()
 
 
 @pytest.fixture

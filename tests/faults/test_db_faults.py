@@ -5,10 +5,11 @@ Each test runs `agentd serve --migrate` as child processes (tests/live_server.py
 over HTTP with generous client timeouts, recording every answer. It asserts that every request got
 an HTTP answer, that a database that cannot serve is a 503 `database-unavailable` problem with
 Retry-After and without the driver's text (or, for a run whose message was committed before the
-database went away, 500 `outcome-unknown` naming the stored invocation: issue 26), that the servers recover once the database is back
-without a restart (and still stop on SIGTERM), and that the data agree afterwards: per session,
-seqs 1..N without a gap, state equal to the replay of the stored state deltas, only the PATCHes
-answered 200 committed, and every artifact version row naming a blob the store holds.
+database went away, 500 `outcome-unknown` naming the stored invocation: issue 26), that the servers
+recover once the database is back without a restart (and still stop on SIGTERM), and that the data
+agree afterwards: per session, seqs 1..N without a gap, state equal to the replay of the stored
+state deltas, only the PATCHes answered 200 committed, and every artifact version row naming a blob
+the store holds.
 
 PostgreSQL is a cluster of this module's own (the tests stop it with `pg_ctl stop -m fast`, which
 ends every session, and start it again on the same port and data dir). The `gated_agent` test app
@@ -40,7 +41,7 @@ import httpx
 import pytest
 
 from tests.live_server import LiveServer, build_agents_dir, iter_sse, wait_until
-from tests.pgserver import PostgresServer, start_postgres
+from tests.pgserver import PostgresServer
 from tests.problems import PROBLEM, assert_problem
 
 GATED = "/apps/gated_agent/users/u1/sessions"
@@ -382,16 +383,6 @@ def stop_gracefully(server: LiveServer) -> None:
 
 
 # -- fixtures ---------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[PostgresServer]:
-    """A PostgreSQL cluster of this module's own: its tests stop and start it."""
-    server = start_postgres()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @contextmanager

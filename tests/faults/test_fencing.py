@@ -17,7 +17,6 @@ what ran where. Leases are 2 s.
    beside it: each invocation's events form one block of seqs.
 """
 
-import json
 import logging
 import os
 import signal
@@ -31,8 +30,8 @@ import httpx
 import pytest
 
 from tests.conftest import fresh_pg_url
-from tests.live_server import LiveServer, gated_app_env, wait_until
-from tests.pgserver import PostgresServer, start_postgres
+from tests.live_server import GatedProcesses, LiveServer, wait_until
+from tests.pgserver import PostgresServer
 
 logger = logging.getLogger(__name__)
 
@@ -49,46 +48,6 @@ GO_OUTLINE = [
     f"{APP}: response:slow_step",
     f"{APP}: text",
 ]
-
-
-class Processes:
-    """The servers of one test, on one database, stopped at its end whatever happened."""
-
-    def __init__(self, root: Path, database_url: str | None) -> None:
-        self.root = root
-        self.gates = root / "gates"
-        self.vars = {
-            **gated_app_env(root, self.gates, database_url),
-            "AGENTD_LEASE_SECONDS": "2",
-            "AGENTD_LOG_LEVEL": "INFO",
-        }
-        self.servers: list[LiveServer] = []
-
-    def server(self, name: str) -> LiveServer:
-        server = LiveServer(self.root / name, self.vars)
-        self.servers.append(server)
-        return server.start()
-
-    def open_gate(self, session_id: str) -> None:
-        (self.gates / f"{session_id}.open").touch()
-
-    def log(self, session_id: str) -> list[dict[str, Any]]:
-        path = self.gates / f"{session_id}.log"
-        if not path.exists():
-            return []
-        return [json.loads(line) for line in path.read_text().splitlines() if line]
-
-    def in_slow_step(self, session_id: str, pid: int) -> bool:
-        return any(
-            e["what"] == "tool" and e["name"] == "slow_step" and e["pid"] == pid
-            for e in self.log(session_id)
-        )
-
-    def stop_all(self) -> None:
-        for server in self.servers:
-            if server.process is not None and server.process.poll() is None:
-                server.process.send_signal(signal.SIGCONT)
-            server.stop()
 
 
 def pid(server: LiveServer) -> int:
@@ -196,20 +155,22 @@ def fenced(http: httpx.Client) -> dict[str, float]:
 
 
 @pytest.fixture
-def pg_processes(tmp_path: Path, postgres: PostgresServer, pg_template: str) -> Iterator[Processes]:
-    processes = Processes(tmp_path, fresh_pg_url(postgres, pg_template))
+def pg_processes(
+    tmp_path: Path, postgres: PostgresServer, pg_template: str
+) -> Iterator[GatedProcesses]:
+    processes = GatedProcesses(tmp_path, fresh_pg_url(postgres, pg_template))
     yield processes
     processes.stop_all()
 
 
 @pytest.fixture
-def sqlite_processes(tmp_path: Path) -> Iterator[Processes]:
-    processes = Processes(tmp_path, None)
+def sqlite_processes(tmp_path: Path) -> Iterator[GatedProcesses]:
+    processes = GatedProcesses(tmp_path, None)
     yield processes
     processes.stop_all()
 
 
-def stalled_past_the_lease_writes_nothing(processes: Processes) -> None:
+def stalled_past_the_lease_writes_nothing(processes: GatedProcesses) -> None:
     stalled = processes.server("a")
     taking_over = processes.server("b")
     with (
@@ -230,7 +191,7 @@ def stalled_past_the_lease_writes_nothing(processes: Processes) -> None:
             )
         )
         waiting.start()
-        wait_until(lambda: processes.in_slow_step("s1", pid(stalled)), timeout=30)
+        wait_until(lambda: processes.in_tool("s1", "slow_step", pid(stalled)), timeout=30)
         (listed,) = on_a.get(f"{SESSIONS}/s1/invocations").json()["invocations"]
         invocation_id = listed["id"]
 
@@ -238,7 +199,7 @@ def stalled_past_the_lease_writes_nothing(processes: Processes) -> None:
         try:
             # b takes the run over (the lease is 2 s), runs the interrupted tool again and,
             # once the gate opens, completes it.
-            wait_until(lambda: processes.in_slow_step("s1", pid(taking_over)), timeout=30)
+            wait_until(lambda: processes.in_tool("s1", "slow_step", pid(taking_over)), timeout=30)
             processes.open_gate("s1")
             final = settled(on_b, "s1", invocation_id)
             history = events(on_b, "s1")
@@ -278,28 +239,18 @@ def stalled_past_the_lease_writes_nothing(processes: Processes) -> None:
 
 
 def test_a_run_stopped_past_its_lease_commits_nothing_after_the_takeover_on_postgres(
-    pg_processes: Processes,
+    pg_processes: GatedProcesses,
 ) -> None:
     stalled_past_the_lease_writes_nothing(pg_processes)
 
 
 def test_a_run_stopped_past_its_lease_commits_nothing_after_the_takeover_on_sqlite(
-    sqlite_processes: Processes,
+    sqlite_processes: GatedProcesses,
 ) -> None:
     stalled_past_the_lease_writes_nothing(sqlite_processes)
 
 
 # -- 2. a final status retried after a PostgreSQL outage ---------------------------------------
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[PostgresServer]:
-    """A PostgreSQL cluster of this module's own: its test stops and starts it."""
-    server = start_postgres()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 #: How many times each failed run tries to record its end before PostgreSQL comes back: at
@@ -311,7 +262,7 @@ TRIES_DURING_THE_OUTAGE = 5
 def test_a_final_status_retried_after_an_outage_never_overwrites_the_newer_attempt(
     tmp_path: Path, cluster: PostgresServer
 ) -> None:
-    processes = Processes(tmp_path, cluster.create_database("fencing"))
+    processes = GatedProcesses(tmp_path, cluster.create_database("fencing"))
     sessions = ["s1", "s2", "s3"]
     try:
         running = processes.server("a")
@@ -340,7 +291,7 @@ def test_a_final_status_retried_after_an_outage_never_overwrites_the_newer_attem
                 thread = threading.Thread(target=wait_mode, args=(sid,))
                 thread.start()
                 threads.append(thread)
-                wait_until(partial(processes.in_slow_step, sid, pid(running)), timeout=30)
+                wait_until(partial(processes.in_tool, sid, "slow_step", pid(running)), timeout=30)
                 (listed,) = on_a.get(f"{SESSIONS}/{sid}/invocations").json()["invocations"]
                 first[sid] = listed["id"]
                 queued[sid] = start_run(on_b, sid, multitaskStrategy="enqueue")

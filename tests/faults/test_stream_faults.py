@@ -26,7 +26,7 @@ import httpx
 import pytest
 
 from tests.live_server import Frame, LiveServer, WorkerProcess, gated_app_env, iter_sse, wait_until
-from tests.pgserver import PostgresServer, start_postgres
+from tests.pgserver import PostgresServer
 
 SESSIONS = "/apps/gated_agent/users/u1/sessions"
 MESSAGE = {"role": "user", "parts": [{"text": "go"}]}
@@ -110,16 +110,6 @@ class Reader:
 
 
 # -- fixtures ---------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[PostgresServer]:
-    """A PostgreSQL cluster of this module's own: its test stops and starts it."""
-    server = start_postgres()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
