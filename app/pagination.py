@@ -24,7 +24,8 @@ def decode_page_token(token: str, *, kind: str) -> dict[str, Any]:
     try:
         padded = token + "=" * (-len(token) % 4)
         payload = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError) as exc:
+        # RecursionError: JSON nested past the parser's stack, which no issued token is.
         raise InvalidPageToken("The pageToken is not one this server issued.") from exc
     if not isinstance(payload, dict) or payload.get("k") != kind:
         raise InvalidPageToken("The pageToken belongs to another list.")

@@ -33,7 +33,7 @@ from pydantic import TypeAdapter, ValidationError
 from starlette.requests import Request
 
 from app.api.errors import MAX_ERRORS, TruncatedValidationError
-from app.api.json_body import JsonRoute, check_json, too_deep
+from app.api.json_body import JsonRoute, check_json, parse_json, too_deep
 from app.errors import ImportTooLarge
 from app.sessions.models import Event, Session
 from app.sessions.storage import TimeSlicer
@@ -102,10 +102,9 @@ class ImportParser:
         event limit."""
         text = self._text
         at = self._skip(0)
-        if text.startswith("null", at) and self._skip(at + 4) == len(text):
-            return None
         if not text.startswith("{", at):
-            raise _not_an_object()
+            self._check_not_an_object()
+            return None
         document: dict[str, Any] = {}
         at = self._skip(at + 1)
         if text.startswith("}", at):
@@ -155,6 +154,16 @@ class ImportParser:
                 return events, at + 1
             else:
                 raise _invalid(at, "Expecting ',' delimiter")
+
+    def _check_not_an_object(self) -> None:
+        """A 422 unless the body is a JSON null, after the checks every JSON body gets (it holds
+        no events to bound, and FastAPI must not parse it again to say it is no object)."""
+        try:
+            document = parse_json(self._body, ("body",), self._max_depth)
+        except json.JSONDecodeError as exc:
+            raise _invalid(exc.pos, exc.msg) from None
+        if document is not None:
+            raise _not_an_object()
 
     def _value(self, at: int) -> tuple[Any, int]:
         try:
