@@ -405,7 +405,9 @@ def test_an_invocation_id_no_invocation_can_have_is_422_on_every_route(http: htt
     for path in ("/run", "/run_sse"):
         answer = http.post(path, json=_body(sid, invocationId=nul))
         assert answer.status_code == 422, answer.text
-        assert answer.json()["type"] == "invalid-identifier"
+        # A NUL anywhere in a JSON body is refused before the route runs (issue 26).
+        assert answer.json()["type"] == "unstorable-value"
+        assert answer.json()["errors"][0]["loc"] == ["body", "invocationId"]
     invocation = f"{SESSIONS}/{sid}/invocations/e-a%00b"
     for method, suffix in (("GET", ""), ("POST", "/cancel"), ("GET", "/events")):
         answer = http.request(method, invocation + suffix)
