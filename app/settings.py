@@ -152,6 +152,11 @@ class Settings(BaseSettings):
     replica_id: str = Field(
         default="", description="This process's name in leases (default: host:pid)."
     )
+    failpoints: str = Field(
+        default="",
+        description="Testing only: faults to inject at named points (`app/db/failpoints.py`), "
+        "e.g. `commit-reply-lost:create*1`.",
+    )
 
     auth: Literal["none", "api_key", "jwt"] = Field(
         default="none",
@@ -172,11 +177,6 @@ class Settings(BaseSettings):
     )
     max_event_bytes: int = Field(
         default=2 * 1024 * 1024, ge=1, description="Largest stored event, as JSON (413 above)."
-    )
-    failpoints: str = Field(
-        default="",
-        description="Testing only: faults to inject at named points (`app/db/failpoints.py`), "
-        "e.g. `commit-reply-lost:create*1`.",
     )
     gc_grace_seconds: int = Field(
         default=3600, ge=0, description="`agentd gc` spares unreferenced blobs younger than this."

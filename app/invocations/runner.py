@@ -316,7 +316,8 @@ class Runner:
         """Persist the answers to the calls left open and the error event; those persisted."""
         code = exc.type if isinstance(exc, AgentdError) else type(exc).__name__
         detail = exc.detail if isinstance(exc, AgentdError) else None
-        message = detail or str(exc) or type(exc).__name__
+        # What storage refuses (a NUL, a lone surrogate) must not cost the failure its record.
+        message = _storable_text(detail or str(exc) or type(exc).__name__)
         event = Event(
             invocation_id=ctx.invocation_id,
             author=agent.name,
@@ -550,3 +551,8 @@ class InMemoryRunner(Runner):
             artifact_service=InMemoryArtifactService(session_service=sessions),
             memory_service=InMemoryMemoryService(),
         )
+
+
+def _storable_text(text: str) -> str:
+    """`text` with what no database keeps in a string (NUL, lone surrogates) replaced."""
+    return text.encode("utf-8", "replace").decode().replace("\x00", "\ufffd")

@@ -7,15 +7,20 @@ whether it builds the contents from scratch or extends what it remembered.
 
 import random
 
+import pytest
 from google.genai import types
 
 from app.agents import LlmAgent
 from app.agents import contents as contents_module
 from app.agents.contents import build_contents
 from app.contexts.invocation import InvocationContext
+from app.errors import AgentdError
+from app.models.scripted import Rule, ScriptedLlm
 from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.in_memory import InMemorySessionService
 from app.sessions.models import Event, Session
+from app.tools.tool_context import ToolContext
+from tests.engine.conftest import Services
 
 AGENT = "helper"
 
@@ -292,3 +297,37 @@ def test_build_contents_never_sends_an_open_call_as_events_are_appended() -> Non
     made = {f"c{i}" for i in range(next_id)}
     assert sent == made - set(open_ids)
     assert open_ids, "the seed should leave some calls open at the end"
+
+
+async def test_a_failure_whose_message_storage_refuses_is_still_recorded(
+    services: Services,
+) -> None:
+    """A NUL or a lone surrogate in an exception's text (issue 26: both are refused on every
+    write) must not cost the failed run its error event and its answers to open calls."""
+
+    def broken(tool_context: ToolContext) -> str:
+        """Fails with a message the database cannot keep as it is."""
+        del tool_context
+        raise RuntimeError("bad\x00byte \ud800 here")
+
+    agent = LlmAgent(
+        name=AGENT,
+        model=ScriptedLlm(rules=[Rule(when_user="go", call=("broken", {}))]),
+        tools=[broken],
+    )
+    runner = services.runner(agent)
+    await services.sessions.create_session(app_name="app", user_id="u", session_id="s")
+    message = types.Content(role="user", parts=[types.Part(text="go")])
+
+    with pytest.raises(AgentdError):
+        async for _ in runner.run_async(user_id="u", session_id="s", new_message=message):
+            pass
+
+    session = await services.sessions.get_session(app_name="app", user_id="u", session_id="s")
+    assert session is not None
+    *_, answers, failure = session.events
+    assert failure.error_message is not None
+    assert "bad\ufffdbyte" in failure.error_message
+    (answer,) = answers.get_function_responses()
+    assert answer.name == "broken"
+    assert open_function_calls(session.events) == []
