@@ -432,10 +432,14 @@ class DatabaseSessionService(BaseSessionService):
         now = time.time()
         key = session_key(session.app_name, session.user_id, session.id)
 
-        def claim(sessions: SessionRepository) -> tuple[int, dict[str, Any], float, int]:
+        fenced_by = None if fence is None else (fence.invocation_id, fence.owner, fence.attempt)
+
+        def claim(db: Db, sessions: SessionRepository) -> tuple[int, dict[str, Any], float, int]:
             if blind:
-                claimed = sessions.claim_next_seq(key, now=now)
+                claimed = sessions.claim_next_seq(key, now=now, fenced_by=fenced_by)
                 if claimed is None:
+                    if fenced_by is not None and not _holds(db, fenced_by):
+                        raise _lease_lost(fenced_by)
                     raise SessionNotFound(f"Session {session.id!r} does not exist.")
                 return claimed
             found = sessions.claim_seq(key, expected=expected, seq=expected + 1, now=now)
@@ -451,15 +455,11 @@ class DatabaseSessionService(BaseSessionService):
             )
 
         def unit(db: Db) -> tuple[int, float, int]:
-            if fence is not None and not InvocationRepository(db).holds(
-                fence.invocation_id, owner=fence.owner, attempt=fence.attempt
-            ):
-                raise LeaseLost(
-                    f"Attempt {fence.attempt} of invocation {fence.invocation_id!r} no longer "
-                    "holds its lease: the event was not written."
-                )
+            # A blind append checks the fence in its seq claim; a conditional one first.
+            if fenced_by is not None and not blind and not _holds(db, fenced_by):
+                raise _lease_lost(fenced_by)
             sessions = SessionRepository(db)
-            session_pk, stored_state, create_time, seq = claim(sessions)
+            session_pk, stored_state, create_time, seq = claim(db, sessions)
             sessions.insert_event(event_row(session_pk, seq, event, wire))
             if scoped.session:
                 new_state = {**stored_state, **scoped.session}
@@ -499,6 +499,19 @@ class DatabaseSessionService(BaseSessionService):
         self._history.extend((session_pk, create_time), event)
         apply_event_to_session(session, event, temp)
         return event
+
+
+def _holds(db: Db, fenced_by: tuple[str, str, int]) -> bool:
+    invocation_id, owner, attempt = fenced_by
+    return InvocationRepository(db).holds(invocation_id, owner=owner, attempt=attempt)
+
+
+def _lease_lost(fenced_by: tuple[str, str, int]) -> LeaseLost:
+    invocation_id, _, attempt = fenced_by
+    return LeaseLost(
+        f"Attempt {attempt} of invocation {invocation_id!r} no longer holds its lease: the "
+        "event was not written."
+    )
 
 
 def _insert_session(

@@ -20,6 +20,7 @@ from sqlalchemy import (
     bindparam,
     case,
     delete,
+    exists,
     func,
     insert,
     or_,
@@ -102,6 +103,10 @@ def _fenced() -> tuple[Any, ...]:
     )
 
 
+#: The same as a condition of another statement (a fenced event's seq claim): the invocation
+#: row matching the fence, locked FOR SHARE on PostgreSQL as `_HOLDS` does (SQLite ignores the
+#: lock; its single writer serializes the two).
+FENCE_HOLDS = exists(select(_invocations.c.id).where(*_fenced()).with_for_update(read=True))
 #: Whether a fence holds, inside the unit of a run's write. On PostgreSQL the row is locked FOR
 #: SHARE until the unit ends, so a takeover (an UPDATE of the row) waits for the write to commit
 #: or roll back instead of slipping in between the check and the commit; SQLite's single writer
@@ -623,4 +628,4 @@ def parse_session_free(payload: str) -> tuple[int, str]:
     return int(session), owner
 
 
-__all__ = ["SESSION_FREE_CHANNEL", "InvocationRepository", "parse_session_free"]
+__all__ = ["FENCE_HOLDS", "SESSION_FREE_CHANNEL", "InvocationRepository", "parse_session_free"]

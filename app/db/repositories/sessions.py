@@ -20,6 +20,7 @@ import orjson
 from sqlalchemy import Table, bindparam, delete, insert, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from app.db.repositories.invocations import FENCE_HOLDS
 from app.db.sqlite import register
 from app.db.tables import StorageAppState, StorageEvent, StorageSession, StorageUserState
 from app.db.uow import Db
@@ -53,6 +54,15 @@ _CLAIM_SEQ = register(
 _CLAIM_NEXT_SEQ = register(
     update(_sessions)
     .where(*_by_key())
+    .values(last_seq=_sessions.c.last_seq + 1, update_time=bindparam("v_now"))
+    .returning(_sessions.c.pk, _sessions.c.state, _sessions.c.create_time, _sessions.c.last_seq)
+)
+#: `_CLAIM_NEXT_SEQ` for a run's event: only while the run's fence holds (`k_invocation`,
+#: `k_owner`, `k_attempt`; see app/sessions/fence.py), checked in the same statement, so a
+#: fenced append costs no extra round trip.
+_CLAIM_NEXT_SEQ_FENCED = register(
+    update(_sessions)
+    .where(*_by_key(), FENCE_HOLDS)
     .values(last_seq=_sessions.c.last_seq + 1, update_time=bindparam("v_now"))
     .returning(_sessions.c.pk, _sessions.c.state, _sessions.c.create_time, _sessions.c.last_seq)
 )
@@ -282,12 +292,24 @@ class SessionRepository:
         return None if row is None else (row[0], row[1], row[2])
 
     def claim_next_seq(
-        self, key: dict[str, str], *, now: float
+        self, key: dict[str, str], *, now: float, fenced_by: tuple[str, str, int] | None = None
     ) -> tuple[int, dict[str, Any], float, int] | None:
         """Move `last_seq` one up whatever it is (a write with no precondition; the row lock
         orders concurrent writers); the session's (pk, state, create_time, new seq), or None if
-        it is gone."""
-        row = self._db.execute(_CLAIM_NEXT_SEQ, {**key, "v_now": now}).first()
+        it is gone, or if `fenced_by` (invocation id, owner, attempt) no longer holds its
+        invocation."""
+        if fenced_by is None:
+            row = self._db.execute(_CLAIM_NEXT_SEQ, {**key, "v_now": now}).first()
+        else:
+            invocation_id, owner, attempt = fenced_by
+            params = {
+                **key,
+                "v_now": now,
+                "k_invocation": invocation_id,
+                "k_owner": owner,
+                "k_attempt": attempt,
+            }
+            row = self._db.execute(_CLAIM_NEXT_SEQ_FENCED, params).first()
         return None if row is None else (row[0], row[1], row[2], row[3])
 
     def claim_next_seq_by_pk(self, session_pk: int, *, now: float) -> int | None:
