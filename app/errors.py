@@ -300,6 +300,15 @@ class ModelRequestRejected(ModelError):
     default_title = "The model provider rejected the request."
 
 
+class ModelNotServed(ModelError):
+    """The model names a provider agentd has no backend for (`LiteLlm("vertex_ai/...")`): the
+    app loads as it does under ADK, and each call to that model fails with this problem."""
+
+    problem_type = "model-not-served"
+    status_code_ = 501
+    default_title = "agentd does not serve this model."
+
+
 class InvocationFailed(AgentdError):
     """An agent, callback, tool or model raised; the invocation stopped at that step."""
 

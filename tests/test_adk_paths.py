@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from mcp import StdioServerParameters
 
 from app.agents import config_agent_utils
 from app.agents.base_agent import BaseAgent
@@ -128,6 +129,14 @@ ADK_PATHS: list[tuple[str, str, object]] = [
     ("app.tools.mcp_tool", "StreamableHTTPConnectionParams", StreamableHTTPConnectionParams),
     ("app.tools.mcp_tool.mcp_toolset", "MCPToolset", MCPToolset),
     ("app.tools.mcp_tool.mcp_toolset", "McpToolset", MCPToolset),
+    ("app.tools.mcp_tool.mcp_toolset", "StdioServerParameters", StdioServerParameters),
+    ("app.tools.mcp_tool.mcp_toolset", "StdioConnectionParams", StdioConnectionParams),
+    ("app.tools.mcp_tool.mcp_toolset", "SseConnectionParams", SseConnectionParams),
+    (
+        "app.tools.mcp_tool.mcp_toolset",
+        "StreamableHTTPConnectionParams",
+        StreamableHTTPConnectionParams,
+    ),
     ("app.tools.mcp_tool.mcp_tool", "MCPTool", MCPTool),
     ("app.tools.mcp_tool.mcp_session_manager", "MCPSessionManager", MCPSessionManager),
     ("app.tools.mcp_tool.mcp_session_manager", "StdioConnectionParams", StdioConnectionParams),
@@ -135,6 +144,12 @@ ADK_PATHS: list[tuple[str, str, object]] = [
     (
         "app.tools.mcp_tool.mcp_session_manager",
         "StreamableHTTPConnectionParams",
+        StreamableHTTPConnectionParams,
+    ),
+    ("app.tools.mcp_tool.mcp_session_manager", "SseServerParams", SseConnectionParams),
+    (
+        "app.tools.mcp_tool.mcp_session_manager",
+        "StreamableHTTPServerParams",
         StreamableHTTPConnectionParams,
     ),
     ("app.memory", "BaseMemoryService", BaseMemoryService),

@@ -3,8 +3,11 @@
 ADK code writes `LiteLlm(model="<provider>/<model>", **kwargs)`. agentd keeps that spelling and
 serves it with the official SDKs: `openai/` (OpenAILlm) and `anthropic/` (Claude) as themselves,
 `gemini/` through Gemini, and the OpenAI-compatible providers below through OpenAILlm pointed at
-the provider's base URL, reading the same environment variables LiteLLM reads. Any other prefix
-(bedrock, vertex_ai, cohere, ...) fails at construction with a message saying what is served.
+the provider's base URL, reading the same environment variables LiteLLM reads. A name agentd
+cannot route (another prefix: bedrock, vertex_ai, cohere, ...; or a local server with no base
+URL) still constructs, so an app that names it loads as it does under ADK (where LiteLLM would
+only fail when called); each call then fails with `ModelNotServed` (problem `model-not-served`),
+saying what is served. No mapping is guessed: `vertex_ai/` also names Claude and Llama on Vertex.
 
 ADK's kwargs that matter here: `api_base` (or `base_url`), `api_key`, `api_version` (Azure),
 `extra_headers`, `organization`, `timeout`, `max_retries`; others are refused, not ignored.
@@ -17,6 +20,7 @@ from typing import Any
 
 from pydantic import PrivateAttr
 
+from app.errors import ModelNotServed
 from app.models.llm import BaseLlm, LlmRequest, LlmResponse
 
 
@@ -63,7 +67,10 @@ class LiteLlm(BaseLlm):
 
     def __init__(self, model: str, **kwargs: Any) -> None:
         super().__init__(model=model)
-        self._delegate = _route(model, dict(kwargs))
+        try:
+            self._delegate = _route(model, dict(kwargs))
+        except ModelNotServed as error:
+            self._delegate = _Unserved(model=model, reason=error.detail or "")
 
     @property
     def delegate(self) -> BaseLlm:
@@ -77,6 +84,22 @@ class LiteLlm(BaseLlm):
         request = llm_request.model_copy(update={"model": self._delegate.model})
         async for response in self._delegate.generate_content_async(request, stream=stream):
             yield response
+
+
+class _Unserved(BaseLlm):
+    """The backend of a name agentd cannot route: every call fails with `ModelNotServed`."""
+
+    reason: str
+
+    async def generate_content_async(
+        self,
+        llm_request: LlmRequest,  # noqa: ARG002 - the port's signature
+        stream: bool = False,  # noqa: ARG002
+    ) -> AsyncGenerator[LlmResponse, None]:
+        """Never answers: raises `ModelNotServed`."""
+        provider = self.model.partition("/")[0]
+        raise ModelNotServed(self.reason, provider=provider, model=self.model)
+        yield  # an async generator, as the port requires
 
 
 def _route(model: str, kwargs: dict[str, Any]) -> BaseLlm:
@@ -114,7 +137,7 @@ def _route(model: str, kwargs: dict[str, Any]) -> BaseLlm:
     spec = _COMPATIBLE.get(provider)
     if spec is None:
         served = ", ".join(["openai", "azure", "anthropic", "gemini", *sorted(_COMPATIBLE)])
-        raise ValueError(
+        raise ModelNotServed(
             f"LiteLlm on agentd serves {served}; {provider!r} needs LiteLLM, which agentd does "
             f"not use (model {model!r})."
         )
@@ -124,7 +147,7 @@ def _route(model: str, kwargs: dict[str, Any]) -> BaseLlm:
     if base is None:
         base = spec.base_url
     if base is None:
-        raise ValueError(f"LiteLlm {model!r}: set api_base= or {spec.base_url_env}.")
+        raise ModelNotServed(f"LiteLlm {model!r}: set api_base= or {spec.base_url_env}.")
     if spec.base_suffix and not base.rstrip("/").endswith(spec.base_suffix):
         base = base.rstrip("/") + spec.base_suffix
     api_key = kwargs.pop("api_key", None)

@@ -2,7 +2,16 @@
 
 import pytest
 
+from app.errors import ModelNotServed
 from app.models import Claude, Gemini, LiteLlm, LLMRegistry, OpenAILlm
+from app.models.llm import LlmRequest
+
+
+async def _first_call_fails(llm: LiteLlm) -> ModelNotServed:
+    with pytest.raises(ModelNotServed) as failure:
+        async for _ in llm.generate_content_async(LlmRequest()):
+            pass
+    return failure.value
 
 
 def test_openai_and_anthropic_names_go_to_their_own_backends() -> None:
@@ -29,10 +38,10 @@ def test_ollama_uses_its_default_address_or_litellms_variable(
     assert LiteLlm(model="ollama/qwen3").delegate.base_url == "http://gpu-box:11434/v1"  # type: ignore[attr-defined]
 
 
-def test_vllm_needs_its_base_and_takes_api_base(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_vllm_needs_its_base_and_takes_api_base(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HOSTED_VLLM_API_BASE", raising=False)
-    with pytest.raises(ValueError, match="HOSTED_VLLM_API_BASE"):
-        LiteLlm(model="hosted_vllm/meta-llama/Llama-3.1-8B-Instruct")
+    unset = await _first_call_fails(LiteLlm(model="hosted_vllm/meta-llama/Llama-3.1-8B-Instruct"))
+    assert "HOSTED_VLLM_API_BASE" in (unset.detail or "")
     vllm = LiteLlm(
         model="hosted_vllm/meta-llama/Llama-3.1-8B-Instruct", api_base="http://v:8000/v1"
     )
@@ -64,9 +73,16 @@ def test_azure_takes_its_deployment_endpoint_and_api_version(
 
 
 @pytest.mark.parametrize("name", ["bedrock/anthropic.claude-3", "vertex_ai/gemini-pro", "cohere/x"])
-def test_other_providers_fail_clearly(name: str) -> None:
-    with pytest.raises(ValueError, match="needs LiteLLM, which agentd does not use"):
-        LiteLlm(model=name)
+async def test_other_providers_construct_and_fail_each_call_as_model_not_served(name: str) -> None:
+    llm = LiteLlm(model=name)  # an ADK app naming it loads
+    for _ in range(2):
+        failure = await _first_call_fails(llm)
+        assert (failure.type, failure.status) == ("model-not-served", 501)
+        assert (failure.provider, failure.model, failure.retryable) == (
+            name.partition("/")[0],
+            name,
+            False,
+        )
 
 
 def test_unknown_arguments_are_refused_not_ignored() -> None:

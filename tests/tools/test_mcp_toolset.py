@@ -214,6 +214,16 @@ async def test_the_older_sse_transport(tmp_path: Path) -> None:
             await toolset.close()
 
 
+async def test_bare_stdio_server_parameters_serve_the_tools_as_in_adk(tmp_path: Path) -> None:
+    toolset = MCPToolset(connection_params=_stdio(tmp_path).server_params, tool_filter=["add"])
+    try:
+        model = ScriptModel(replies=[calls_response(("add", {"a": 1, "b": 2})), text_response("3")])
+        _, events = await _turn(LlmAgent(name="a", model=model, tools=[toolset]))
+        assert _responses(events) == [("add", {"result": 3})]
+    finally:
+        await toolset.close()
+
+
 async def test_a_call_past_its_timeout_is_a_tool_error(tmp_path: Path) -> None:
     toolset = MCPToolset(connection_params=_stdio(tmp_path), timeout_seconds=0.5)
     try:

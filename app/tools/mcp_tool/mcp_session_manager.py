@@ -63,6 +63,10 @@ class StreamableHTTPConnectionParams(BaseModel):
 
 ConnectionParams = StdioConnectionParams | SseConnectionParams | StreamableHTTPConnectionParams
 
+#: ADK's older names, still used by its samples and docs.
+SseServerParams = SseConnectionParams
+StreamableHTTPServerParams = StreamableHTTPConnectionParams
+
 
 class _Connection:
     """One session and the task that owns its context managers."""
@@ -88,8 +92,15 @@ class _Connection:
 class MCPSessionManager:
     """Live MCP sessions to one server, one per distinct set of headers (ADK's name)."""
 
-    def __init__(self, connection_params: ConnectionParams, errlog: TextIO = sys.stderr) -> None:
-        self._params = connection_params
+    def __init__(
+        self,
+        connection_params: ConnectionParams | StdioServerParameters,
+        errlog: TextIO = sys.stderr,
+    ) -> None:
+        # ADK also takes the bare server parameters, with its default handshake timeout.
+        if isinstance(connection_params, StdioServerParameters):
+            connection_params = StdioConnectionParams(server_params=connection_params)
+        self._params: ConnectionParams = connection_params
         self._errlog = errlog
         self._connections: dict[tuple[tuple[str, str], ...], _Connection] = {}
         self._lock = asyncio.Lock()
@@ -184,7 +195,9 @@ def _describe(params: ConnectionParams) -> str:
 __all__ = [
     "MCPSessionManager",
     "SseConnectionParams",
+    "SseServerParams",
     "StdioConnectionParams",
     "StdioServerParameters",
     "StreamableHTTPConnectionParams",
+    "StreamableHTTPServerParams",
 ]

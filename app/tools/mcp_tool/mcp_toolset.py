@@ -1,7 +1,9 @@
 """MCPToolset: the tools of an MCP server as an LlmAgent's tools (ADK's `McpToolset`).
 
 `MCPToolset(connection_params=StdioConnectionParams(...) | SseConnectionParams(...) |
-StreamableHTTPConnectionParams(...), tool_filter=, tool_name_prefix=, header_provider=)`.
+StreamableHTTPConnectionParams(...), tool_filter=, tool_name_prefix=, header_provider=)`; a bare
+`StdioServerParameters(...)` is taken too, as ADK takes it (and, like ADK's module, this one
+exports the connection-parameter classes, so its samples' imports from here resolve).
 The server's tools are listed when an invocation first needs them (the session opens then) and
 declared with the server's JSON Schemas; `header_provider(readonly_context)` adds headers per
 user (HTTP transports; each distinct set of headers has its own session); `timeout_seconds`
@@ -17,7 +19,14 @@ from app.contexts.readonly import ReadonlyContext
 from app.errors import McpToolFailed
 from app.tools.base_tool import BaseTool
 from app.tools.base_toolset import BaseToolset, ToolPredicate
-from app.tools.mcp_tool.mcp_session_manager import ConnectionParams, MCPSessionManager
+from app.tools.mcp_tool.mcp_session_manager import (
+    ConnectionParams,
+    MCPSessionManager,
+    SseConnectionParams,
+    StdioConnectionParams,
+    StdioServerParameters,
+    StreamableHTTPConnectionParams,
+)
 from app.tools.mcp_tool.mcp_tool import HeaderProvider, MCPTool
 
 
@@ -27,7 +36,7 @@ class MCPToolset(BaseToolset):
     def __init__(
         self,
         *,
-        connection_params: ConnectionParams,
+        connection_params: ConnectionParams | StdioServerParameters,
         tool_filter: ToolPredicate | list[str] | None = None,
         tool_name_prefix: str | None = None,
         errlog: TextIO = sys.stderr,
@@ -79,3 +88,13 @@ class MCPToolset(BaseToolset):
 
 #: ADK's other spelling.
 McpToolset = MCPToolset
+
+__all__ = [
+    "MCPSessionManager",
+    "MCPToolset",
+    "McpToolset",
+    "SseConnectionParams",
+    "StdioConnectionParams",
+    "StdioServerParameters",
+    "StreamableHTTPConnectionParams",
+]
