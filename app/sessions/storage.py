@@ -75,8 +75,9 @@ def check_event_values(event: Event) -> None:
 
 
 def session_id_or_new(session_id: str | None) -> str:
-    """The caller's session id if valid (InvalidIdentifier if not), else a new random one."""
-    return uuid.uuid4().hex if session_id is None else validate_id("sessionId", session_id)
+    """The caller's session id if valid (InvalidIdentifier if not), else a new uuid4 (ADK's form,
+    with dashes)."""
+    return str(uuid.uuid4()) if session_id is None else validate_id("sessionId", session_id)
 
 
 def event_row(

@@ -2,6 +2,7 @@
 
 import base64
 import json
+import uuid
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -59,11 +60,11 @@ async def _reload(service: BaseSessionService, session: Session) -> Session:
     return fresh
 
 
-async def test_create_session_generates_an_id_when_none_is_given(
+async def test_create_session_generates_a_uuid4_id_with_dashes_when_none_is_given(
     session_service: BaseSessionService,
 ) -> None:
     session = await session_service.create_session(app_name=APP, user_id="u1")
-    assert session.id
+    assert session.id == str(uuid.UUID(session.id, version=4))  # as ADK writes it
     assert session.events == []
     assert session.last_seq == 0
     assert (await _reload(session_service, session)).id == session.id
