@@ -2,13 +2,13 @@
 
 Asking: when the wrapped agent ends waiting for a long-running call's result or a credential, the
 AgentTool answers its own call with a "waiting" response naming those inner calls
-(`agentToolWaiting`) and keeping the wrapped agent's history. `passed_up_parts` copies the inner
-calls (same ids, names and arguments) into the calling agent's waiting event, which lists them in
-`long_running_tool_ids` and maps each to the AgentTool call under
-`custom_metadata["agentToolCalls"]` (the whole step's mapping, also when re-listed). To the client
-they look like any call it answers (the invocation's `requiredAction` names the inner tool). The
-model never sees that event nor the client's answers to it (`contents.py`): it never made those
-calls.
+(`agentToolWaiting`) and keeping the wrapped agent's history. `passed_up_parts`
+(`app.sessions.client_calls`) copies the inner calls (same ids, names and arguments) into the
+calling agent's waiting event, which lists them in `long_running_tool_ids` and maps each to the
+AgentTool call under `custom_metadata["agentToolCalls"]` (the whole step's mapping, also when
+re-listed). To the client they look like any call it answers (the invocation's `requiredAction`
+names the inner tool). The model never sees that event nor the client's answers to it
+(`contents.py`): it never made those calls.
 
 Answering: the client answers the inner calls by their ids. When the calling LlmAgent starts and
 the latest message answers such calls (`resume_agent_tools`): while some inner calls of the same
@@ -19,67 +19,18 @@ through the normal tool path: each restores its wrapped agent and hands it the a
 """
 
 from collections.abc import AsyncGenerator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from google.genai import types
 
-from app.agents.auth_flow import REQUEST_EUC_FUNCTION_CALL_NAME
+from app.agents.confirmation_flow import request_client_input
 from app.agents.functions import run_function_calls
 from app.contexts.invocation import InvocationContext
+from app.sessions.client_calls import PASSED_UP_KEY, passed_up
 from app.sessions.models import Event
-from app.tools.agent_tool import AGENT_TOOL_EVENTS_KEY, AGENT_TOOL_WAITING_KEY
 
 if TYPE_CHECKING:
     from app.agents.llm_agent import LlmAgent
-
-#: The custom_metadata key of a waiting event that lists inner calls: {inner id: AgentTool call id}.
-PASSED_UP_KEY = "agentToolCalls"
-
-
-def passed_up(event: Event) -> dict[str, str]:
-    """The inner calls `event` lists for the client, each with the AgentTool call it belongs
-    to ({} for any other event)."""
-    mapping = (event.custom_metadata or {}).get(PASSED_UP_KEY)
-    if not isinstance(mapping, dict):
-        return {}
-    return {k: v for k, v in mapping.items() if isinstance(k, str) and isinstance(v, str)}
-
-
-def passed_up_parts(response_event: Event | None) -> tuple[list[types.Part], dict[str, str]]:
-    """The inner calls the AgentTool calls of `response_event` wait for, as function-call parts
-    for the waiting event, and their {inner id: AgentTool call id}."""
-    parts: list[types.Part] = []
-    mapping: dict[str, str] = {}
-    if response_event is None:
-        return parts, mapping
-    for response in response_event.get_function_responses():
-        body: Any = response.response or {}
-        waiting = body.get(AGENT_TOOL_WAITING_KEY) if isinstance(body, dict) else None
-        history = body.get(AGENT_TOOL_EVENTS_KEY) if isinstance(body, dict) else None
-        if not response.id or not isinstance(waiting, list) or not isinstance(history, list):
-            continue
-        calls = _calls_in(history)
-        for inner_id in waiting:
-            call = calls.get(inner_id) if isinstance(inner_id, str) else None
-            if call is not None and inner_id not in mapping:
-                parts.append(types.Part(function_call=call))
-                mapping[inner_id] = response.id
-                # A credential request names the inner call that asked: carry it along (not
-                # listed) so the client sees which tool wants the credential.
-                asked = (call.args or {}).get("functionCallId")
-                if call.name == REQUEST_EUC_FUNCTION_CALL_NAME and asked in calls:
-                    parts.append(types.Part(function_call=calls[asked]))
-    return parts, mapping
-
-
-def _calls_in(history: list[Any]) -> dict[str, types.FunctionCall]:
-    calls: dict[str, types.FunctionCall] = {}
-    for item in history:
-        if isinstance(item, dict):
-            for call in Event.model_validate(item).get_function_calls():
-                if call.id:
-                    calls.setdefault(call.id, call)
-    return calls
 
 
 async def resume_agent_tools(
@@ -119,8 +70,6 @@ async def resume_agent_tools(
     response_event = await run_function_calls(agent, ctx, to_run, tools)
     if response_event is not None:
         yield response_event
-    from app.agents.confirmation_flow import request_client_input  # it imports this module
-
     follow_up = request_client_input(agent, ctx, to_run, response_event, wait_for_results=True)
     if follow_up is not None:
         yield follow_up

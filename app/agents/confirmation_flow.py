@@ -29,76 +29,32 @@ a denial here. When an LlmAgent starts and that is the latest message (`resume_c
 
 Only requests this agent authored, for calls this agent made, are honoured (the client chooses
 the answer, never which tool runs or with what arguments). The model never sees the requests or
-their answers (`is_client_request_event`, used by `contents.py`), and a call answered first with
-"requires confirmation" and then for real shows only its final answer (see contents.py).
+their answers (`app.sessions.client_calls.is_client_request_event`, used by `contents.py`), and
+a call answered first with "requires confirmation" and then for real shows only its final answer
+(see contents.py).
 """
 
-import uuid
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from google.genai import types
 
-from app.agents.agent_tool_flow import PASSED_UP_KEY, passed_up, passed_up_parts
-from app.agents.auth_flow import credential_request_parts, is_auth_event
 from app.agents.functions import run_function_calls
 from app.contexts.invocation import InvocationContext
+from app.sessions.client_calls import (
+    PASSED_UP_KEY,
+    REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
+    confirmation_request_parts,
+    credential_request_parts,
+    original_call_of,
+    passed_up_parts,
+)
 from app.sessions.models import Event
 from app.sessions.tool_confirmation import ToolConfirmation
 
 if TYPE_CHECKING:
     from app.agents.llm_agent import LlmAgent
-
-#: The name of the function call that asks the client to confirm a tool call (ADK's name).
-REQUEST_CONFIRMATION_FUNCTION_CALL_NAME = "adk_request_confirmation"
-
-
-def is_confirmation_event(event: Event) -> bool:
-    """Whether the event holds an `adk_request_confirmation` call or its answer."""
-    for part in event.content.parts or () if event.content else ():
-        call, response = part.function_call, part.function_response
-        if call and call.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME:
-            return True
-        if response and response.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME:
-            return True
-    return False
-
-
-def is_client_request_event(event: Event) -> bool:
-    """Whether the event asks the client for a credential or a confirmation, or answers that, or
-    lists calls an AgentTool's wrapped agent made: framework traffic the model never sees."""
-    return is_auth_event(event) or is_confirmation_event(event) or bool(passed_up(event))
-
-
-def original_call_of(request: types.FunctionCall) -> dict[str, Any]:
-    """The `originalFunctionCall` an `adk_request_confirmation` call carries ({} if none)."""
-    original = (request.args or {}).get("originalFunctionCall")
-    return original if isinstance(original, dict) else {}
-
-
-def confirmation_request_parts(
-    calls: Sequence[types.FunctionCall], response_event: Event
-) -> list[types.Part]:
-    """One `adk_request_confirmation` call (fresh `adk-` id) per confirmation `response_event`
-    requested for one of `calls`."""
-    by_id = {call.id: call for call in calls if call.id}
-    parts = []
-    for call_id, requested in response_event.actions.requested_tool_confirmations.items():
-        original = by_id.get(call_id)
-        if original is None:
-            continue
-        args = {
-            "originalFunctionCall": original.model_dump(
-                mode="json", by_alias=True, exclude_none=True
-            ),
-            "toolConfirmation": ToolConfirmation.model_validate(requested).wire(),
-        }
-        call = types.FunctionCall(
-            id=f"adk-{uuid.uuid4()}", name=REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, args=args
-        )
-        parts.append(types.Part(function_call=call))
-    return parts
 
 
 def request_client_input(

@@ -19,11 +19,14 @@ from dataclasses import dataclass
 
 from google.genai import types
 
-from app.agents.agent_tool_flow import passed_up
-from app.agents.confirmation_flow import is_client_request_event
 from app.contexts.invocation import InvocationContext
+from app.sessions.client_calls import (
+    AGENT_TOOL_EVENTS_KEY,
+    AGENT_TOOL_WAITING_KEY,
+    is_client_request_event,
+    passed_up,
+)
 from app.sessions.models import Event
-from app.tools.agent_tool import AGENT_TOOL_EVENTS_KEY, AGENT_TOOL_WAITING_KEY
 
 
 def _belongs_to_branch(event_branch: str | None, branch: str | None) -> bool:

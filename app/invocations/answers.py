@@ -21,7 +21,6 @@ from typing import Any
 from google.genai import types
 from pydantic import ValidationError
 
-from app.agents.pending import CONFIRMATION_CALL, CREDENTIAL_CALL, pending_client_calls
 from app.errors import (
     ActionExpired,
     FunctionCallAnswered,
@@ -40,6 +39,11 @@ from app.invocations.models import (
     ResultAnswer,
     ResumeInvocationRequest,
 )
+from app.sessions.client_calls import (
+    REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
+    REQUEST_EUC_FUNCTION_CALL_NAME,
+    pending_client_calls,
+)
 from app.sessions.models import Event, EventActions
 from app.sessions.storage import StorageLimits, prepare_event
 from app.sessions.tool_confirmation import ToolConfirmation
@@ -55,7 +59,7 @@ def answer_ids(message: types.Content | None) -> frozenset[str]:
         return frozenset()
     for index, part in enumerate(message.parts or []):
         response = part.function_response
-        if response is not None and response.name == CONFIRMATION_CALL:
+        if response is not None and response.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME:
             _check_confirmation(index, response)
     return frozenset(
         part.function_response.id
@@ -164,7 +168,11 @@ async def answer_message(
         response: dict[str, Any] = {"confirmed": confirmation.confirmed}
         if confirmation.payload is not None:
             response["payload"] = confirmation.payload
-        parts.append(_function_response(call.request_call_id, CONFIRMATION_CALL, response))
+        parts.append(
+            _function_response(
+                call.request_call_id, REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, response
+            )
+        )
     for result in request.results or []:
         call = await waited_for(result.function_call_id)
         parts.append(_function_response(call.request_call_id, call.tool, result.response))
@@ -214,9 +222,9 @@ def _unknown_or_answered(invocation_id: str, call_id: str, events: Sequence[Even
 def _answer_name(call: RequiredCall) -> str:
     """The name the function response answering `call` carries."""
     if call.kind == "confirmation":
-        return CONFIRMATION_CALL
+        return REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
     if call.kind == "credential":
-        return CREDENTIAL_CALL
+        return REQUEST_EUC_FUNCTION_CALL_NAME
     return call.tool
 
 

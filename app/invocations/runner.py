@@ -26,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.agents.base_agent import BaseAgent
 from app.agents.llm_agent import LlmAgent
-from app.agents.pending import is_waiting_event, pending_client_calls
 from app.agents.workflow import LoopAgent, ParallelAgent, SequentialAgent
 from app.artifacts.base import BaseArtifactService
 from app.artifacts.in_memory import InMemoryArtifactService
@@ -37,6 +36,7 @@ from app.memory.in_memory import InMemoryMemoryService
 from app.plugins.base_plugin import BasePlugin
 from app.plugins.manager import PluginManager, merge_event
 from app.sessions.base import BaseSessionService, NewArtifactVersion
+from app.sessions.client_calls import is_waiting_event, pending_client_calls
 from app.sessions.fence import Fence
 from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.in_memory import InMemorySessionService

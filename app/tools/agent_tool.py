@@ -24,6 +24,11 @@ from pydantic import BaseModel, TypeAdapter
 
 from app.contexts.invocation import InvocationContext
 from app.contexts.tool import ToolContext
+from app.sessions.client_calls import (
+    AGENT_TOOL_EVENTS_KEY,
+    AGENT_TOOL_WAITING_KEY,
+    REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
+)
 from app.sessions.in_memory import InMemorySessionService
 from app.sessions.models import Event
 from app.sessions.state import State
@@ -31,13 +36,6 @@ from app.sessions.tool_confirmation import ToolConfirmation
 from app.tools.base_tool import BaseTool
 from app.tools.function_tool import CONFIRMATION_REQUIRED
 
-#: ADK's confirmation request call (the engine's constant lives above this layer).
-_REQUEST_CONFIRMATION = "adk_request_confirmation"
-#: Where a waiting call's stored response keeps the wrapped agent's history (never shown to a
-#: model: contents.py drops it).
-AGENT_TOOL_EVENTS_KEY = "agentToolEvents"
-#: The ids of the wrapped agent's calls the client must answer, in a waiting call's response.
-AGENT_TOOL_WAITING_KEY = "agentToolWaiting"
 #: ADK's "requires confirmation"-style answer for a call waiting for the client's answers.
 WAITING_FOR_CLIENT = {"status": "The agent is waiting for the client's answer."}
 
@@ -174,7 +172,9 @@ def _confirmation_requests(event: Event) -> list[types.FunctionCall]:
     """The `adk_request_confirmation` calls `event` waits for."""
     waiting = set(event.long_running_tool_ids or ())
     return [
-        c for c in event.get_function_calls() if c.name == _REQUEST_CONFIRMATION and c.id in waiting
+        c
+        for c in event.get_function_calls()
+        if c.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME and c.id in waiting
     ]
 
 
@@ -299,7 +299,7 @@ def _answers(
     parts = [
         types.Part(
             function_response=types.FunctionResponse(
-                id=c.id, name=_REQUEST_CONFIRMATION, response=response
+                id=c.id, name=REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, response=response
             )
         )
         for c in requests

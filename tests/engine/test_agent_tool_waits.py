@@ -12,9 +12,9 @@ from typing import Any
 from google.genai import types
 
 from app.agents import LlmAgent
-from app.agents.pending import pending_client_calls
 from app.auth import APIKey, APIKeyIn, AuthConfig, AuthCredential, AuthCredentialTypes
 from app.runners import InMemoryRunner
+from app.sessions.client_calls import pending_client_calls
 from app.sessions.models import Event
 from app.tools import AgentTool, LongRunningFunctionTool
 from app.tools.tool_context import ToolContext

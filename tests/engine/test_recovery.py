@@ -12,9 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from app.agents import LlmAgent
-from app.agents.pending import is_waiting_event, pending_client_calls
 from app.agents.sequential_agent import SequentialAgent
 from app.runners import InMemoryRunner
+from app.sessions.client_calls import is_waiting_event, pending_client_calls
 from app.sessions.models import Event
 from app.tools import FunctionTool, LongRunningFunctionTool
 from app.tools.tool_context import ToolContext

@@ -15,9 +15,9 @@ from google.genai import types
 from app.agents import LlmAgent
 from app.agents.loop_agent import LoopAgent
 from app.agents.parallel_agent import ParallelAgent
-from app.agents.pending import PendingCall, pending_client_calls
 from app.agents.sequential_agent import SequentialAgent
 from app.runners import InMemoryRunner
+from app.sessions.client_calls import PendingCall, pending_client_calls
 from app.sessions.models import Event
 from app.tools import AgentTool, FunctionTool, LongRunningFunctionTool, ToolConfirmation
 from app.tools.tool_context import ToolContext
