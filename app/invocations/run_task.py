@@ -1,0 +1,372 @@
+"""The run task: one invocation running in this process, from its session's lease to its end.
+
+A run is an asyncio task of this process (`RunTasks.launch`). It waits for its session's lease if
+it was queued, renews the lease while it runs (and reads cancel requests, which may come through
+another replica, at each renewal), runs the app under AGENTD_MAX_INVOCATION_SECONDS, and ends in
+one of two ways, named by one value (`RunEnd`):
+
+- `Ended`: this process records the outcome (`OutcomeRecorder`: completed, requires_action,
+  failed, cancelled), releases the lease and closes the run's channel with the final resource;
+- `LetGo`: the outcome is not this process's to record: it handed the run back to the queue
+  (shutdown), or another attempt holds it (the heartbeat or a fenced write found so; see
+  docs/ARCHITECTURE.md, "Fencing"). Its followers here go on through the database.
+
+Cancelling interrupts the run at its next await; an event being committed at that moment
+finishes committing first (see Runner), so nothing is ever half-written.
+"""
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from app.contexts.invocation import RunConfig, StreamingMode
+from app.errors import (
+    AgentdError,
+    InternalError,
+    InvocationCancelled,
+    InvocationInterrupted,
+    InvocationTimeout,
+    LeaseLost,
+    SessionBusy,
+)
+from app.invocations.announcements import Announcer
+from app.invocations.answers import required_action
+from app.invocations.channel import RunChannel
+from app.invocations.models import (
+    InvocationStatus,
+    SessionRef,
+)
+from app.invocations.outcomes import OutcomeRecorder
+from app.invocations.run_state import (
+    Ended,
+    LetGo,
+    LocalRun,
+    RunEnd,
+    RunHandle,
+    RunRequest,
+)
+from app.invocations.runner import Runner
+from app.invocations.store import InvocationStore, StoredInvocation
+from app.invocations.wakeup import SessionWaiters
+from app.observability.logging import bind_invocation
+from app.observability.metrics import (
+    enqueue_woken,
+    invocation_finished,
+    invocation_started,
+    lease_acquired,
+    lease_released,
+)
+from app.settings import Settings
+
+logger = logging.getLogger("agentd.invocations")
+
+#: How often a queued run tries its session when nothing woke it. Wake-ups do the real work, so
+#: this only bounds the delay when one is missing (see app.invocations.wakeup): 250 ms, at the
+#: cost of 4 small write transactions a second for a waiting run.
+ENQUEUE_POLL_SECONDS = 0.25
+
+
+class RunTasks:
+    """The runs of this process: launching them, their lease and heartbeat, and their end."""
+
+    def __init__(
+        self,
+        *,
+        store: InvocationStore,
+        settings: Settings,
+        replica_id: str,
+        outcomes: OutcomeRecorder,
+        waiters: SessionWaiters,
+        announcer: Announcer,
+        on_claimed_run_end: Callable[[], None],
+    ) -> None:
+        self._store = store
+        self._settings = settings
+        self._replica_id = replica_id
+        self._outcomes = outcomes
+        self._waiters = waiters
+        self._announcer = announcer
+        #: A claimed run ended: the next of its session may be queued for any worker.
+        self._on_claimed_run_end = on_claimed_run_end
+        self._runs: dict[str, LocalRun] = {}
+
+    def get(self, invocation_id: str) -> LocalRun | None:
+        """The invocation's run in this process, if one runs it."""
+        return self._runs.get(invocation_id)
+
+    def __iter__(self) -> Iterator[LocalRun]:
+        return iter(list(self._runs.values()))
+
+    def claimed(self) -> int:
+        """How many of the runs here were taken from the queue."""
+        return sum(run.claimed for run in self._runs.values())
+
+    def followed_elsewhere(self, invocation_id: str) -> None:
+        """Another process follows the invocation: announce its committed events from now on."""
+        run = self._runs.get(invocation_id)
+        if run is not None and not run.announce:
+            run.announce = True
+            self._announcer.announce(invocation_id)  # what it committed before the ask
+
+    def launch(
+        self,
+        ref: SessionRef,
+        runner: Runner,
+        request: RunRequest,
+        stored: StoredInvocation,
+        *,
+        created: bool,
+        user_event_id: str | None = None,
+        recover: bool = False,
+        claimed: bool = False,
+    ) -> RunHandle:
+        """Start the task that runs (or first waits for its session, then runs) the invocation."""
+        invocation = stored.invocation
+        run = LocalRun(
+            invocation_id=invocation.id,
+            session_pk=stored.session_pk,
+            channel=RunChannel(),
+            create_time=invocation.create_time,
+            resumed_after=stored.resumed_after,
+            user_event_id=user_event_id,
+            recover=recover,
+            claimed=claimed,
+            held=stored.acquired,
+            announce=claimed,
+            owner=self._replica_id,
+            attempt=invocation.attempt,
+        )
+        self._runs[invocation.id] = run
+        with bind_invocation(invocation.id):  # the task copies the context: its logs carry the id
+            run.task = asyncio.create_task(
+                self._execute(run, ref, runner, request), name=f"invocation {invocation.id}"
+            )
+        return RunHandle(
+            ref=ref,
+            invocation=invocation,
+            session_pk=stored.session_pk,
+            created=created,
+            channel=run.channel,
+            after_seq=stored.resumed_after,
+        )
+
+    async def cancel(self, invocation_id: str) -> bool:
+        """Stop the invocation's run here at once, if one runs it; whether one did."""
+        run = self._runs.get(invocation_id)
+        if run is None or run.cancel_requested or run.task is None:
+            return False
+        run.cancel_requested = True
+        run.task.cancel()
+        await asyncio.shield(run.channel.wait_closed())
+        return True
+
+    async def shutdown(self, grace: float) -> None:
+        """Let the runs go on for `grace` seconds, then hand the rest back to the queue."""
+        tasks = [run.task for run in self._runs.values() if run.task is not None]
+        if tasks and grace > 0:
+            await asyncio.wait(tasks, timeout=grace)
+        for run in list(self._runs.values()):
+            if run.task is not None and not run.task.done():
+                run.let_go = LetGo.HANDED_BACK
+                run.task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- one run ----------------------------------------------------------------------------
+
+    async def _execute(
+        self, run: LocalRun, ref: SessionRef, runner: Runner, request: RunRequest
+    ) -> None:
+        heartbeat = asyncio.create_task(self._heartbeat(run))
+        invocation_started(ref.app_name)
+        if run.held:
+            lease_acquired()
+        try:
+            end = await self._run(run, ref, runner, request)
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+        await self._end(run, ref, request, end)
+
+    async def _run(
+        self, run: LocalRun, ref: SessionRef, runner: Runner, request: RunRequest
+    ) -> RunEnd:
+        """Run the app (after waiting for the session's lease if queued); how it ended."""
+        try:
+            if not run.held:
+                await self._wait_for_lease(run)
+            asked_client = False
+            async with asyncio.timeout(self._settings.max_invocation_seconds):
+                async for event in runner.run_invocation(
+                    user_id=ref.user_id,
+                    session_id=ref.session_id,
+                    new_message=request.new_message,
+                    state_delta=request.state_delta,
+                    run_config=self._run_config(request),
+                    invocation_id=run.invocation_id,
+                    user_event_id=run.user_event_id,
+                    recover=run.recover,
+                    fence=run.fence,
+                ):
+                    await run.channel.publish(event)
+                    if run.announce and not event.partial:
+                        self._announcer.announce(run.invocation_id)
+                    if event.long_running_tool_ids and not event.partial:
+                        asked_client = True
+            # It may wait for the client (a parallel branch may ask early; a recovered one
+            # may have been waiting already).
+            if asked_client or run.recover:
+                action = await self._required_action(runner, ref, run.invocation_id)
+                if action is not None:
+                    return Ended(InvocationStatus.REQUIRES_ACTION, required_action=action)
+            return Ended(InvocationStatus.COMPLETED)
+        except LeaseLost:  # a write found another attempt holding it
+            return LetGo.TAKEN_OVER
+        except asyncio.CancelledError:
+            if run.let_go is not None:
+                return run.let_go
+            if run.cancel_requested:
+                return Ended(InvocationStatus.CANCELLED, InvocationCancelled().marshal())
+            stopped = InvocationInterrupted("The server stopped during the invocation.")
+            return Ended(InvocationStatus.FAILED, stopped.marshal())
+        except TimeoutError:
+            timeout = InvocationTimeout(
+                f"The invocation ran longer than {self._settings.max_invocation_seconds} s."
+            )
+            return Ended(InvocationStatus.FAILED, timeout.marshal())
+        except InvocationCancelled as exc:
+            return Ended(InvocationStatus.CANCELLED, exc.marshal())
+        except AgentdError as exc:
+            return Ended(InvocationStatus.FAILED, exc.marshal())
+        except Exception:
+            logger.exception("invocation %s failed", run.invocation_id)
+            return Ended(InvocationStatus.FAILED, InternalError().marshal())
+
+    async def _end(self, run: LocalRun, ref: SessionRef, request: RunRequest, end: RunEnd) -> None:
+        """Record an `Ended` run's outcome and close its channel with it; let a `LetGo` go."""
+        final = None
+        if isinstance(end, Ended):
+            final = await self._outcomes.record(
+                ref,
+                run.fence,
+                run.session_pk,
+                mode=request.mode,
+                create_time=run.create_time,
+                status=end.status,
+                error=end.error,
+                required_action=end.required_action,
+            )
+        if final is None or not isinstance(end, Ended):  # fenced: another attempt holds it
+            await self._let_go(run, ref, end if isinstance(end, LetGo) else LetGo.TAKEN_OVER)
+            return
+        # The session may be free now (or this was the queued run others lined up behind).
+        self._waiters.wake(run.session_pk)
+        if run.claimed:
+            self._on_claimed_run_end()
+        if run.held:
+            lease_released()
+        invocation_finished(ref.app_name, end.status.value)
+        if run.announce:
+            self._announcer.announce(run.invocation_id)
+        await run.channel.close(final)
+        self._forget(run)
+
+    async def _let_go(self, run: LocalRun, ref: SessionRef, how: LetGo) -> None:
+        """End a local run without an outcome: hand it back to the queue (shutdown), or leave
+        it to the attempt that took it over. Its followers here get it as it now stands."""
+        if how is LetGo.HANDED_BACK:
+            try:
+                await asyncio.shield(self._store.hand_back(run.fence, run.session_pk))
+            except Exception:  # its lease expires anyway: it is taken over a little later
+                logger.exception("handing back invocation %s failed", run.invocation_id)
+        if run.held:
+            lease_released()
+        invocation_finished(ref.app_name, how.value)
+        try:
+            current = (await self._store.get(ref, run.invocation_id)).invocation
+        except AgentdError:
+            current = None
+        if current is not None:
+            await run.channel.close(current, ended_here=False)
+        self._forget(run)
+
+    def _forget(self, run: LocalRun) -> None:
+        # A resume of the invocation may have started its next run meanwhile.
+        if self._runs.get(run.invocation_id) is run:
+            del self._runs[run.invocation_id]
+
+    async def _required_action(
+        self, runner: Runner, ref: SessionRef, invocation_id: str
+    ) -> dict[str, Any] | None:
+        """What the invocation waits for (its unanswered client calls), as stored JSON."""
+        session = await runner.session_service.get_session(
+            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
+        )
+        return None if session is None else required_action(session.events, invocation_id)
+
+    async def _wait_for_lease(self, run: LocalRun) -> None:
+        deadline = time.monotonic() + self._settings.enqueue_timeout_seconds
+        # In line before the first try, so a wake-up during that try is not missed.
+        with self._waiters.waiting(run.session_pk, (run.create_time, run.invocation_id)) as me:
+            while (
+                attempt := await self._store.try_acquire(
+                    run.invocation_id,
+                    run.session_pk,
+                    self._replica_id,
+                    self._settings.lease_seconds,
+                )
+            ) is None:
+                if run.cancel_requested:
+                    raise InvocationCancelled("Cancelled while waiting for the session.")
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise SessionBusy(
+                        "The session stayed busy for longer than the enqueue timeout "
+                        f"({self._settings.enqueue_timeout_seconds} s)."
+                    )
+                enqueue_woken(await me.wait(min(ENQUEUE_POLL_SECONDS, remaining)))
+        run.attempt = attempt
+        run.held = True
+        lease_acquired()
+
+    async def _heartbeat(self, run: LocalRun) -> None:
+        interval = max(min(self._settings.lease_seconds / 3, 2.0), 0.05)
+        while True:
+            await asyncio.sleep(interval)
+            fence = run.fence
+            try:
+                cancel, owned = await self._store.heartbeat(
+                    fence, run.session_pk, self._settings.lease_seconds
+                )
+            except Exception:
+                logger.exception("renewing the lease of %s failed", run.invocation_id)
+                continue
+            if fence != run.fence:
+                continue  # the run took the lease meanwhile (a new attempt): renew that one
+            if not owned and run.let_go is None:
+                # Another process took it over (this one stalled past its lease): stop here.
+                logger.warning("invocation %s was taken over elsewhere", run.invocation_id)
+                run.let_go = LetGo.TAKEN_OVER
+                if run.task is not None:
+                    run.task.cancel()
+                return
+            if cancel and not run.cancel_requested:
+                run.cancel_requested = True
+                if run.task is not None:
+                    run.task.cancel()
+
+    def _run_config(self, request: RunRequest) -> RunConfig:
+        limit = self._settings.max_llm_calls
+        asked = request.run_config.max_llm_calls if request.run_config else None
+        streaming = request.run_config.streaming_mode if request.run_config else None
+        return RunConfig(
+            max_llm_calls=min(asked or limit, limit),
+            streaming_mode=StreamingMode.SSE if streaming == "sse" else StreamingMode.NONE,
+            custom_metadata=request.custom_metadata,
+        )
+
+
+__all__ = ["ENQUEUE_POLL_SECONDS", "RunTasks"]
