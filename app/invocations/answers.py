@@ -1,8 +1,8 @@
 """What a `requires_action` invocation waits for, and the client's answers turned into the
 message that continues it.
 
-The manager decides when (a run ended listing calls for the client; `/resume`; the reaper's
-timeout); this module decides what: the stored `requiredAction`, the checks an answer must
+The manager decides when (a run ended listing calls for the client; `/resume`; the queue
+worker's expiry); this module decides what: the stored `requiredAction`, the checks an answer must
 pass (a call never made is 404, one no longer waited for 409, a duplicate 422), the function
 responses that carry the answers (ADK's `adk_request_confirmation` answers for confirmations,
 the tool's own name for results), and the answers a timeout gives.

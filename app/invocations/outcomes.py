@@ -97,8 +97,8 @@ class OutcomeRecorder:
         )
 
     async def close(self) -> None:
-        """Abandon the pending retries (shutdown): the lease then expires and a reaper records
-        the invocation as interrupted, the state every unrecorded end falls back to."""
+        """Abandon the pending retries (shutdown): the lease then expires and a claimer takes
+        the invocation over (or, its attempts used up, fails it as interrupted)."""
         pending = list(self._pending)
         for task in pending:
             task.cancel()

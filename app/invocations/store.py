@@ -37,6 +37,7 @@ from app.errors import (
 from app.invocations.models import Invocation, InvocationStatus, SessionRef
 from app.observability.metrics import fenced_write
 from app.pagination import decode_page_token, encode_page_token
+from app.sessions.client_calls import answered_ids
 from app.sessions.fence import Fence
 from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.models import Event
@@ -518,22 +519,6 @@ class InvocationStore:
 
         return bool(await self._uow.write("fail_waiting", unit))
 
-    async def reap(self) -> int:
-        """Mark live invocations whose owner stopped renewing them as interrupted (answering
-        the function calls they left open); how many were marked."""
-        error = InvocationInterrupted(
-            "The server running the invocation stopped before it completed."
-        ).marshal()
-        now = time.time()
-
-        def unit(db: Db) -> int:
-            reaped = InvocationRepository(db).reap(error=error, now=now)
-            for invocation_id, session_pk in reaped:
-                _answer_open_calls(db, invocation_id, session_pk, error, now)
-            return len(reaped)
-
-        return await self._uow.write("reap", unit)
-
     async def events(self, session_pk: int, invocation_id: str, after_seq: int) -> list[Event]:
         """The invocation's persisted events after `after_seq`, in order."""
         stored = await self._uow.read(
@@ -625,9 +610,7 @@ def _waiting_calls(db: Db, session_pk: int, invocation_id: str) -> set[str]:
             session_pk, after_seq=after, before_seq=None, limit=_ANSWER_PAGE, desc=False
         )
         for seq, later in page:
-            waiting.difference_update(
-                r.id for r in Event.from_stored(seq, later).get_function_responses()
-            )
+            waiting -= answered_ids(Event.from_stored(seq, later))
         if len(page) < _ANSWER_PAGE:
             break
         after = page[-1][0]

@@ -205,12 +205,6 @@ _REQUEST_CANCEL = register(
     .where(*_in_session(), _invocations.c.id == bindparam("k_invocation"), _IS_LIVE)
     .values(cancel_requested=True)
 )
-_FAIL_EXPIRED = register(
-    update(_invocations)
-    .where(_IS_LIVE, _invocations.c.lease_expires_at < bindparam("k_now"))
-    .values(status=_FAILED, error=bindparam("v_error"), end_time=bindparam("v_now"))
-    .returning(_invocations.c.id, _invocations.c.session_pk)
-)
 #: The session's invocations waiting for the client (a new message must settle them first).
 _WAITING_IN_SESSION = register(
     select(_invocations.c.id).where(
@@ -303,7 +297,6 @@ _EXPIRE_LEASE = register(
     )
     .values(expires_at=0.0)
 )
-_DELETE_EXPIRED_LEASES = register(delete(_leases).where(_leases.c.expires_at < bindparam("k_now")))
 _GET = register(
     select(_invocations).where(*_in_session(), _invocations.c.id == bindparam("k_invocation"))
 )
@@ -534,14 +527,6 @@ class InvocationRepository:
             [{"k_pk": session_pk, "k_invocation": invocation_id, "v_expires": expires}],
         )
         return bool(row[0]), True
-
-    def reap(self, *, error: dict[str, Any], now: float) -> list[tuple[str, int]]:
-        """Mark live invocations whose expiry passed as failed with `error` and delete expired
-        leases (their sessions become usable again); the (id, session_pk) of those marked."""
-        params = {"k_now": now, "v_error": error, "v_now": now}
-        reaped = [(str(r[0]), int(r[1])) for r in self._db.execute(_FAIL_EXPIRED, params).all()]
-        self._db.execute(_DELETE_EXPIRED_LEASES, [{"k_now": now}])
-        return reaped
 
     def busy(self, session_pk: int) -> bool:
         """Whether the session has a queued or running invocation."""
