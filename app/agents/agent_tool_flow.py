@@ -26,7 +26,7 @@ from google.genai import types
 from app.agents.confirmation_flow import request_client_input
 from app.agents.functions import run_function_calls
 from app.contexts.invocation import InvocationContext
-from app.sessions.client_calls import PASSED_UP_KEY, passed_up
+from app.sessions.client_calls import PASSED_UP_KEY, answered_ids, passed_up
 from app.sessions.models import Event
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ async def resume_agent_tools(
     latest = next((e for e in reversed(events) if e.content is not None), None)
     if latest is None or latest.author != "user":
         return
-    answered_now = {r.id for r in latest.get_function_responses() if r.id}
+    answered_now = answered_ids(latest)
     if not answered_now:
         return
     listing = _latest_listing(agent, events, answered_now)

@@ -45,6 +45,8 @@ from app.contexts.invocation import InvocationContext
 from app.sessions.client_calls import (
     PASSED_UP_KEY,
     REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
+    answered_ids,
+    calling_event,
     confirmation_request_parts,
     credential_request_parts,
     original_call_of,
@@ -114,13 +116,8 @@ def answered_branch(agent: "LlmAgent", events: Sequence[Event]) -> str | None:
     latest = next((e for e in reversed(events) if e.content is not None), None)
     if latest is None or latest.author != "user":
         return None
-    answered = {r.id for r in latest.get_function_responses() if r.id}
-    if not answered:
-        return None
-    for event in reversed(events):
-        if event.author == agent.name and any(c.id in answered for c in event.get_function_calls()):
-            return event.branch
-    return None
+    event = calling_event(events, answered_ids(latest), author=agent.name)
+    return event.branch if event is not None else None
 
 
 @dataclass

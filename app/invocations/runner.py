@@ -36,7 +36,12 @@ from app.memory.in_memory import InMemoryMemoryService
 from app.plugins.base_plugin import BasePlugin
 from app.plugins.manager import PluginManager, merge_event
 from app.sessions.base import BaseSessionService, NewArtifactVersion
-from app.sessions.client_calls import is_waiting_event, pending_client_calls
+from app.sessions.client_calls import (
+    answered_ids,
+    calling_event,
+    is_waiting_event,
+    pending_client_calls,
+)
 from app.sessions.fence import Fence
 from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.in_memory import InMemorySessionService
@@ -480,26 +485,20 @@ def _recovery_point(
 
 def _iteration_asked_in(events: Sequence[Event]) -> int:
     """The loop iteration of the event whose call the latest user message answers (1 if none)."""
-    answered = {r.id for r in events[-1].get_function_responses() if r.id} if events else set()
-    for event in reversed(events[:-1]):
-        if any(call.id in answered for call in event.get_function_calls()):
-            path = event.node_info.path if event.node_info is not None else ""
-            _, _, count = path.rpartition("@")
-            return int(count) if count.isdigit() else 1
-    return 1
+    event = calling_event(events[:-1], answered_ids(events[-1])) if events else None
+    if event is None:
+        return 1
+    path = event.node_info.path if event.node_info is not None else ""
+    _, _, count = path.rpartition("@")
+    return int(count) if count.isdigit() else 1
 
 
 def _agent_that_called(root: BaseAgent, events: Sequence[Event]) -> BaseAgent | None:
     """The author of the call the last event (a user's function response) answers."""
     if not events or events[-1].author != "user":
         return None
-    answered = {r.id for r in events[-1].get_function_responses() if r.id}
-    if not answered:
-        return None
-    for event in reversed(events[:-1]):
-        if any(call.id in answered for call in event.get_function_calls()):
-            return root.find_agent(event.author)
-    return None
+    event = calling_event(events[:-1], answered_ids(events[-1]))
+    return root.find_agent(event.author) if event is not None else None
 
 
 def _has_event(events: Sequence[Event], event_id: str) -> bool:

@@ -129,6 +129,30 @@ def is_waiting_event(event: Event) -> bool:
     )
 
 
+def waiting_calls(event: Event) -> list[types.FunctionCall]:
+    """The function calls `event` lists in its `long_running_tool_ids`: what it waits for."""
+    waiting = set(event.long_running_tool_ids or ())
+    return [call for call in event.get_function_calls() if call.id in waiting]
+
+
+def answered_ids(event: Event) -> set[str]:
+    """The ids of the calls `event`'s function responses answer."""
+    return {response.id for response in event.get_function_responses() if response.id}
+
+
+def calling_event(
+    events: Sequence[Event], answered: set[str], *, author: str | None = None
+) -> Event | None:
+    """The latest of `events` (by `author`, if given) that made one of the calls `answered`
+    names: the one an answer resumes."""
+    for event in reversed(events):
+        if author is not None and event.author != author:
+            continue
+        if any(call.id in answered for call in event.get_function_calls()):
+            return event
+    return None
+
+
 def original_call_of(request: types.FunctionCall) -> dict[str, Any]:
     """The `originalFunctionCall` an `adk_request_confirmation` call carries ({} if none)."""
     original = (request.args or {}).get("originalFunctionCall")

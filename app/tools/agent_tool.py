@@ -28,6 +28,7 @@ from app.sessions.client_calls import (
     AGENT_TOOL_EVENTS_KEY,
     AGENT_TOOL_WAITING_KEY,
     REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
+    waiting_calls,
 )
 from app.sessions.in_memory import InMemorySessionService
 from app.sessions.models import Event
@@ -157,7 +158,8 @@ class AgentTool(BaseTool):
             confirmations = _confirmation_requests(last_event)
             if confirmations:
                 return _ask_up(tool_context, confirmations, session.events)
-            waiting = _client_waits(last_event)
+            # Long-running results and credential requests: passed up to the client.
+            waiting = waiting_calls(last_event)
             if waiting:
                 return _pass_up(tool_context, waiting, session.events)
         if output_schema is not None and last_text:  # ADK: structured answers stay structured
@@ -170,12 +172,7 @@ class AgentTool(BaseTool):
 
 def _confirmation_requests(event: Event) -> list[types.FunctionCall]:
     """The `adk_request_confirmation` calls `event` waits for."""
-    waiting = set(event.long_running_tool_ids or ())
-    return [
-        c
-        for c in event.get_function_calls()
-        if c.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME and c.id in waiting
-    ]
+    return [c for c in waiting_calls(event) if c.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME]
 
 
 def _ask_up(
@@ -237,13 +234,6 @@ def _kept_response(tool_context: ToolContext, name: str) -> _Kept | None:
                 index=index,
             )
     return None
-
-
-def _client_waits(event: Event) -> list[types.FunctionCall]:
-    """The calls the wrapped agent's last event waits for the client to answer (long-running
-    results and credential requests; confirmations are asked up by the AgentTool itself)."""
-    waiting = set(event.long_running_tool_ids or ())
-    return [c for c in event.get_function_calls() if c.id in waiting]
 
 
 def _pass_up(
