@@ -1,10 +1,9 @@
 """LLMRegistry: which backend serves a model name; the built-in backends join on first use.
 
-The built-ins are registered when a name is first resolved, not at import: their modules import
-the model port, which re-exports this registry, so importing them here up front would be
-circular. The provider backends (OpenAI, Anthropic, the LiteLlm router) are registered by
-module path and class name and imported only when a name they serve is resolved, so an app
-that never names `gpt-*` never imports the `openai` SDK. Routes, first match wins:
+Every built-in backend (scripted, Gemini, OpenAI, Anthropic, the LiteLlm router) is registered
+by module path and class name and imported only when a name it serves is resolved: their modules
+import the model port, which re-exports this registry, so importing them here would be circular,
+and an app that never names `gpt-*` never imports the `openai` SDK. Routes, first match wins:
 
     gemini-*, projects/.../gemini...    Gemini (google-genai)
     openai/<m>, gpt-*, o1.. o9*, chatgpt-*   OpenAILlm (sent as <m>)
@@ -22,8 +21,19 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     from app.models.llm import BaseLlm
 
-#: (patterns, module, class) of the backends imported on first use.
+#: (patterns, module, class) of the backends imported on first use, first match first. Each
+#: class's `supported_models()` returns the same patterns (tests/models/test_registry_lazy.py).
 _LAZY_BACKENDS: list[tuple[list[str], str, str]] = [
+    ([r"scripted(-.*)?"], "app.models.scripted", "ScriptedLlm"),
+    (
+        [
+            r"gemini-.*",
+            r"projects/.+/locations/.+/endpoints/.+",
+            r"projects/.+/locations/.+/publishers/google/models/gemini.+",
+        ],
+        "app.models.gemini",
+        "Gemini",
+    ),
     (
         [r"openai/.+", r"gpt-.*", r"o[1-9](?:-.*)?", r"chatgpt-.*"],
         "app.models.openai_llm",
@@ -61,7 +71,6 @@ class LLMRegistry:
     @classmethod
     def resolve(cls, model: str) -> type["BaseLlm"]:
         """The backend class for `model`, or ValueError."""
-        _ensure_builtin_backends()
         for index, (pattern, backend) in enumerate(cls._backends):
             if not pattern.fullmatch(model):
                 continue
@@ -79,18 +88,5 @@ class LLMRegistry:
         return cls.resolve(model)(model=model)
 
 
-_builtins_loaded = False
-
-
-def _ensure_builtin_backends() -> None:
-    global _builtins_loaded
-    if _builtins_loaded:
-        return
-    _builtins_loaded = True
-    from app.models.gemini import Gemini
-    from app.models.scripted import ScriptedLlm
-
-    for patterns, module, name in reversed(_LAZY_BACKENDS):
-        LLMRegistry.register_lazy(patterns, module, name)
-    LLMRegistry.register(Gemini)
-    LLMRegistry.register(ScriptedLlm)
+for _patterns, _module, _name in reversed(_LAZY_BACKENDS):
+    LLMRegistry.register_lazy(_patterns, _module, _name)
