@@ -9,7 +9,9 @@ different history is rebuilt from scratch.
 `adk_request_credential` and `adk_request_confirmation` calls and their answers are never shown
 to the model (as in ADK), and a call answered more than once (a tool that asked for a credential
 or a confirmation answers again once it has it) shows only its latest answer, in the place of the
-first. Nor does it see the calls an AgentTool's wrapped agent passed up to the client, or the
+first. When the latest content answers a call made further back (a long-running tool's result
+sent later by the client), what came between is dropped so the answer follows its call, as in
+ADK. Nor does it see the calls an AgentTool's wrapped agent passed up to the client, or the
 client's answers to them (the AgentTool's final answer stands for them).
 """
 
@@ -105,8 +107,55 @@ def build_contents(
         _memo.move_to_end(key)
         while len(_memo) > MEMO_SIZE:
             _memo.popitem(last=False)
+    latest = _latest_answer_after_its_call(contents)
+    if latest is not None:
+        contents = latest
+        open_calls = _track_calls(contents, set())
+        _, repeated = _track_answers(contents, set(), set())
     # A copy: callbacks may edit the request's list, and the memo must not see that.
     return _latest_answers_only(_answered_only(contents, open_calls), repeated)
+
+
+def _latest_answer_after_its_call(contents: list[types.Content]) -> list[types.Content] | None:
+    """When the last content answers calls made further back (a long-running tool's result the
+    client sent later), the contents up to the latest of those calls, then its answers: what
+    came between (the tool's earlier "pending" response, the model's replies to it) is dropped,
+    as ADK's `_rearrange_events_for_latest_function_response` does, so the model sees the result
+    as the new turn. The answers of that call's other (parallel) calls are kept. None: nothing
+    to rearrange."""
+    if len(contents) < 2:
+        return None
+    last = contents[-1]
+    answered = {
+        p.function_response.id
+        for p in last.parts or ()
+        if p.function_response is not None and p.function_response.id
+    }
+    if not answered:
+        return None
+    at = next(
+        (
+            i
+            for i in range(len(contents) - 2, -1, -1)
+            if any(
+                p.function_call is not None and p.function_call.id in answered
+                for p in contents[i].parts or ()
+            )
+        ),
+        None,
+    )
+    if at is None or at == len(contents) - 2:
+        return None
+    called = {p.function_call.id for p in contents[at].parts or () if p.function_call is not None}
+    merged: dict[str | None, types.Part] = {}
+    for content in contents[at + 1 :]:
+        for part in content.parts or ():
+            response = part.function_response
+            if response is not None and response.id in called:
+                merged[response.id] = part  # a later answer to the same call replaces it
+    others = [p for p in last.parts or () if p.function_response is None]
+    parts = [*merged.values(), *others]
+    return [*contents[: at + 1], last.model_copy(update={"parts": parts})]
 
 
 def _track_calls(contents: Sequence[types.Content], open_calls: set[str]) -> set[str]:

@@ -34,7 +34,12 @@ from collections.abc import AsyncIterator, Iterator
 import orjson
 
 from app.artifacts.base import BaseArtifactService
-from app.errors import IdempotencyKeyReused, OutcomeUnknown, SessionBusy
+from app.errors import (
+    IdempotencyKeyReused,
+    InvocationNotResumable,
+    OutcomeUnknown,
+    SessionBusy,
+)
 from app.invocations.announcements import Announcer, Followers
 from app.invocations.answers import answer_ids, answer_message, check_answers
 from app.invocations.channel import StreamItem
@@ -166,13 +171,24 @@ class InvocationManager:
         answers = answer_ids(request.new_message)
         if answers and idempotency_key is None:
             # ADK's way of answering: a new message with the function responses, without
-            # `invocationId`. It continues the invocation that waits for those calls.
+            # `invocationId`. It continues the invocation that waits for those calls, or the
+            # completed one whose long-running tool call it answers (the tool answered
+            # "pending"; the result comes now, once or again), as ADK's Runner does.
+            fields = request.model_dump(exclude={"new_message"})
+            resumed = ResumeInvocationRequest(new_message=request.new_message, **fields)
             for waiting in await self._store.waiting(ref):
                 action = waiting.required_action
                 if action is not None and answers & {c.request_call_id for c in action.calls}:
-                    fields = request.model_dump(exclude={"new_message"})
-                    resumed = ResumeInvocationRequest(new_message=request.new_message, **fields)
                     return await self.resume(ref, waiting.id, resumed, waiting=waiting)
+            owner_id = await self._store.owner_of_calls(ref, answers)
+            owner = None if owner_id is None else await self._store.get(ref, owner_id)
+            if owner is not None and owner.invocation.status is InvocationStatus.COMPLETED:
+                with contextlib.suppress(InvocationNotResumable):
+                    # Not resumable (its call is not a long-running tool's, or another answer
+                    # continues it now): the message starts an invocation of its own.
+                    return await self.resume(
+                        ref, owner.invocation.id, resumed, waiting=owner.invocation
+                    )
         body = request.model_dump(mode="json", by_alias=True, exclude_none=True)
         request_hash = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
         session_pk: int | None = None  # looked up inside the create transaction

@@ -37,7 +37,7 @@ from app.errors import (
 from app.invocations.models import Invocation, InvocationStatus, SessionRef
 from app.observability.metrics import fenced_write
 from app.pagination import decode_page_token, encode_page_token
-from app.sessions.client_calls import answered_ids
+from app.sessions.client_calls import answered_ids, is_waiting_event
 from app.sessions.fence import Fence
 from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.models import Event
@@ -117,6 +117,32 @@ class InvocationStore:
             lambda db: InvocationRepository(db).waiting_rows(_session_key(ref))
         )
         return [_to_resource(row) for row in rows]
+
+    async def owner_of_calls(self, ref: SessionRef, call_ids: frozenset[str]) -> str | None:
+        """The id of the invocation that made the latest of the calls `call_ids` names (None:
+        the session has no such call): the invocation an ADK-style answer belongs to. The
+        history is read newest first, a page at a time, until the call is found."""
+        key = _session_key(ref)
+
+        def unit(db: Db) -> str | None:
+            sessions = SessionRepository(db)
+            session_pk = sessions.pk(key)
+            if session_pk is None:
+                return None
+            before: int | None = None
+            while True:
+                page = sessions.event_page(
+                    session_pk, after_seq=0, before_seq=before, limit=_ANSWER_PAGE, desc=True
+                )
+                for seq, data in page:
+                    event = Event.from_stored(seq, data)
+                    if any(call.id in call_ids for call in event.get_function_calls()):
+                        return event.invocation_id
+                if len(page) < _ANSWER_PAGE:
+                    return None
+                before = page[-1][0]
+
+        return await self._uow.read(unit)
 
     async def list_page(
         self, ref: SessionRef, *, page_size: int, page_token: str | None
@@ -267,9 +293,12 @@ class InvocationStore:
         A completed invocation is put back too if it ended waiting for the client (its last
         event names long-running calls, such as `adk_request_credential`, that nothing in the
         session answers yet) and `answers` (the function-response ids of the new message)
-        answers at least one of them. That is decided in the same transaction that queues it,
-        and the queueing only moves it from completed, so of two runs answering the same call
-        one continues it and the other gets InvocationNotResumable.
+        answers at least one of them; or if `answers` answers a long-running tool's call its
+        model made, answered or not (a tool that answered "pending" and the client's result,
+        sent once or again: ADK continues the invocation that owns the call each time). That
+        is decided in the same transaction that queues it, and the queueing only moves it from
+        completed, so of two runs answering the same call at once one continues it and the
+        other gets InvocationNotResumable.
 
         Raises InvocationNotFound (no such invocation in the session), InvocationNotResumable
         (it completed and is not waiting for what `answers` answers, or is still queued or
@@ -300,7 +329,11 @@ class InvocationStore:
                     )
                     or (
                         current.status == InvocationStatus.COMPLETED.value
-                        and answers & _waiting_calls(db, int(current.session_pk), invocation_id)
+                        and answers
+                        & (
+                            _waiting_calls(db, int(current.session_pk), invocation_id)
+                            | _long_running_tool_calls(db, int(current.session_pk), invocation_id)
+                        )
                     )
                 ):
                     session_pk = repository.resume(
@@ -615,6 +648,19 @@ def _waiting_calls(db: Db, session_pk: int, invocation_id: str) -> set[str]:
             break
         after = page[-1][0]
     return waiting
+
+
+def _long_running_tool_calls(db: Db, session_pk: int, invocation_id: str) -> set[str]:
+    """The ids of the long-running tool calls the invocation's model responses made (not the
+    framework's own client calls, whose answers have rules of their own)."""
+    stored = SessionRepository(db).invocation_events(session_pk, invocation_id, after_seq=0)
+    calls: set[str] = set()
+    for seq, data in stored:
+        event = Event.from_stored(seq, data)
+        if event.long_running_tool_ids and not is_waiting_event(event):
+            made = {call.id for call in event.get_function_calls() if call.id}
+            calls |= made & set(event.long_running_tool_ids)
+    return calls
 
 
 def _answer_open_calls(

@@ -223,11 +223,12 @@ def test_only_the_unanswered_calls_of_a_content_are_dropped_and_the_event_is_unt
     assert _part_kinds(build_contents(ctx, AGENT, "default")) == expected
     assert mixed.model_dump() == before  # a copy was trimmed, not the session's event
     session.events.append(_responses("a"))
+    # The latest answer goes right after its call, with the other answers of that call's
+    # content (ADK's `_rearrange_events_for_latest_function_response` merges them alike).
     assert _part_kinds(build_contents(ctx, AGENT, "default")) == [
         ["text go"],
         ["text calling", "call a", "call b"],
-        ["response b"],
-        ["response a"],
+        ["response b", "response a"],
     ]
 
 
