@@ -200,13 +200,15 @@ def test_the_long_running_flow_answers_as_adk_and_the_tool_runs_once(
     assert len(_records(records, sid, "tool")) == 1
 
 
+@pytest.mark.parametrize("with_invocation_id", [False, True])
 def test_the_models_request_after_a_long_running_answer_ends_with_it_after_its_call(
-    served: tuple[httpx.Client, Path],
+    served: tuple[httpx.Client, Path], with_invocation_id: bool
 ) -> None:
     http, records = served
     sid, first = _started(http)
     call = first[0]["content"]["parts"][0]["functionCall"]
-    frames = _run_sse(http, sid, _answer(call["id"]))
+    named = {"invocationId": first[0]["invocationId"]} if with_invocation_id else {}
+    frames = _run_sse(http, sid, _answer(call["id"]), **named)
     assert [e["invocationId"] for e in frames] == [first[0]["invocationId"]]
     # ADK drops what came between the call and its latest answer (the "pending" response and
     # the model's reply to it): the request is the user's text, the call, the answer.
@@ -217,3 +219,4 @@ def test_the_models_request_after_a_long_running_answer_ends_with_it_after_its_c
         {"role": "model", "parts": [{"function_call": {**CALL, "id": call["id"]}}]},
         {"role": "user", "parts": [{"function_response": answer}]},
     ]
+    assert len(_records(records, sid, "tool")) == 1
