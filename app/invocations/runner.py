@@ -485,7 +485,8 @@ def _recovery_point(
 
 def _iteration_asked_in(events: Sequence[Event]) -> int:
     """The loop iteration of the event whose call the latest user message answers (1 if none)."""
-    event = calling_event(events[:-1], answered_ids(events[-1])) if events else None
+    answered = answered_ids(events[-1]) if events else set()
+    event = calling_event(events[:-1], answered) if answered else None
     if event is None:
         return 1
     path = event.node_info.path if event.node_info is not None else ""
@@ -497,7 +498,8 @@ def _agent_that_called(root: BaseAgent, events: Sequence[Event]) -> BaseAgent | 
     """The author of the call the last event (a user's function response) answers."""
     if not events or events[-1].author != "user":
         return None
-    event = calling_event(events[:-1], answered_ids(events[-1]))
+    answered = answered_ids(events[-1])
+    event = calling_event(events[:-1], answered) if answered else None
     return root.find_agent(event.author) if event is not None else None
 
 

@@ -144,7 +144,10 @@ def calling_event(
     events: Sequence[Event], answered: set[str], *, author: str | None = None
 ) -> Event | None:
     """The latest of `events` (by `author`, if given) that made one of the calls `answered`
-    names: the one an answer resumes."""
+    names: the one an answer resumes. Nothing answered (a plain message): None at once, since
+    every turn asks and a scan would cost the whole history."""
+    if not answered:
+        return None
     for event in reversed(events):
         if author is not None and event.author != author:
             continue
