@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from tests.conftest import fresh_pg_url
+from tests.histories import assert_whole, outline
 from tests.live_server import GatedProcesses as Env
 from tests.live_server import (
     LiveServer,
@@ -78,40 +79,6 @@ def _events(http: httpx.Client, sid: str) -> list[dict[str, Any]]:
     return events
 
 
-def _outline(events: list[dict[str, Any]]) -> list[str]:
-    """Each event as `author: what` (text, call:<name>, response:<name>)."""
-    lines = []
-    for event in events:
-        for part in (event.get("content") or {}).get("parts") or []:
-            if "functionCall" in part:
-                lines.append(f"{event['author']}: call:{part['functionCall']['name']}")
-            elif "functionResponse" in part:
-                lines.append(f"{event['author']}: response:{part['functionResponse']['name']}")
-            elif "text" in part:
-                lines.append(f"{event['author']}: text")
-    return lines
-
-
-def _assert_whole(events: list[dict[str, Any]]) -> None:
-    """In seq order, no seq twice, and every call answered exactly once."""
-    seqs = [e["seq"] for e in events]
-    assert seqs == sorted(set(seqs))
-    calls = [
-        p["functionCall"]["id"]
-        for e in events
-        for p in (e.get("content") or {}).get("parts") or []
-        if "functionCall" in p
-    ]
-    answers = [
-        p["functionResponse"]["id"]
-        for e in events
-        for p in (e.get("content") or {}).get("parts") or []
-        if "functionResponse" in p
-    ]
-    assert len(calls) == len(set(calls))
-    assert sorted(answers) == sorted(calls)
-
-
 GO_OUTLINE = [
     "user: text",
     f"{APP}: call:prepare",
@@ -143,9 +110,9 @@ def _check_the_takeover(
     assert f":{second}:" in final["owner"]
     assert final["heartbeatTime"] is not None
     events = _events(http, sid)
-    assert _outline(events) == GO_OUTLINE
+    assert outline(events) == GO_OUTLINE
     assert all(e["invocationId"] == iid for e in events)
-    _assert_whole(events)
+    assert_whole(events)
     log = env.log(sid)
     tools = [(e["name"], e["pid"], e["key"]) for e in log if e["what"] == "tool"]
     assert [(name, pid) for name, pid, _ in tools] == [
@@ -274,9 +241,9 @@ def test_a_stream_from_the_api_replica_follows_a_run_on_a_worker_and_cancel_reac
         assert cancelled.status_code == 200, cancelled.text
         final = _settled(http, "s2", iid, timeout=20)
         assert final["status"] == "cancelled"
-        outline = _outline(_events(http, "s2"))
-        assert outline[-1] == f"{APP}: response:slow_step"  # answered with the cancellation
-        assert outline.count(f"{APP}: text") == 0
+        steps = outline(_events(http, "s2"))
+        assert steps[-1] == f"{APP}: response:slow_step"  # answered with the cancellation
+        assert steps.count(f"{APP}: text") == 0
 
 
 # -- 3. chaos: 2 API replicas, 2 workers, one worker SIGKILLed twice ---------------------------
@@ -321,9 +288,9 @@ def test_chaos_every_run_completes_whole_and_only_interrupted_tools_run_twice(
         repeated = 0
         for sid, iid in runs:
             events = _events(clients[1], sid)
-            assert _outline(events) == NAP_OUTLINE, sid
+            assert outline(events) == NAP_OUTLINE, sid
             assert all(e["invocationId"] == iid for e in events)
-            _assert_whole(events)
+            assert_whole(events)
             executions: dict[str, list[int]] = {}
             for entry in pg_env.log(sid):
                 if entry["what"] == "tool":

@@ -30,6 +30,7 @@ import httpx
 import pytest
 
 from tests.conftest import fresh_pg_url
+from tests.histories import assert_whole, outline
 from tests.live_server import GatedProcesses, LiveServer, wait_until
 from tests.pgserver import PostgresServer
 
@@ -92,34 +93,11 @@ def events(http: httpx.Client, session_id: str) -> list[dict[str, Any]]:
     return page
 
 
-def parts(event: dict[str, Any]) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = (event.get("content") or {}).get("parts") or []
-    return found
-
-
-def outline(history: list[dict[str, Any]]) -> list[str]:
-    """Each event as `author: what` (text, call:<name>, response:<name>)."""
-    lines = []
-    for event in history:
-        for part in parts(event):
-            if "functionCall" in part:
-                lines.append(f"{event['author']}: call:{part['functionCall']['name']}")
-            elif "functionResponse" in part:
-                lines.append(f"{event['author']}: response:{part['functionResponse']['name']}")
-            elif "text" in part:
-                lines.append(f"{event['author']}: text")
-    return lines
-
-
 def assert_every_call_answered_once(history: list[dict[str, Any]]) -> None:
+    """The session's seqs are 1..N without a gap, and every call is answered exactly once."""
     seqs = [e["seq"] for e in history]
     assert seqs == list(range(1, len(seqs) + 1)), seqs
-    calls = [p["functionCall"]["id"] for e in history for p in parts(e) if "functionCall" in p]
-    answers = [
-        p["functionResponse"]["id"] for e in history for p in parts(e) if "functionResponse" in p
-    ]
-    assert len(calls) == len(set(calls)), calls
-    assert sorted(answers) == sorted(calls), outline(history)
+    assert_whole(history)
 
 
 def assert_one_block_per_invocation(history: list[dict[str, Any]]) -> None:

@@ -49,6 +49,22 @@ async def _claim(store: InvocationStore, owner: str = "replica-2", **kwargs: int
     return [c.stored.invocation.id for c in claimed]
 
 
+async def _call_a_tool(backend: Backend, *, fenced: bool = False) -> None:
+    """inv-a's model calls `slow` (call-1) in session s1 (with inv-a's attempt 1 fence)."""
+    session = await backend.sessions.get_session(app_name=APP, user_id="u1", session_id="s1")
+    assert session is not None
+    call = types.FunctionCall(id="call-1", name="slow", args={})
+    event = Event(
+        author="agent",
+        invocation_id="inv-a",
+        content=types.Content(role="model", parts=[types.Part(function_call=call)]),
+    )
+    if fenced:
+        await backend.sessions.append_event(session, event, blind=True, fence=fence("inv-a"))
+    else:
+        await backend.sessions.append_event(session, event)
+
+
 async def test_an_expired_run_is_taken_over_once_with_its_attempt_counted(
     backend: Backend,
 ) -> None:
@@ -82,17 +98,7 @@ async def test_an_expired_run_is_taken_over_once_with_its_attempt_counted(
 async def test_used_up_attempts_fail_the_run_and_answer_its_open_calls(backend: Backend) -> None:
     store = backend.store
     running = await _create(store, "inv-a", acquire=True, ttl=EXPIRED)
-    session = await backend.sessions.get_session(app_name=APP, user_id="u1", session_id="s1")
-    assert session is not None
-    call = types.FunctionCall(id="call-1", name="slow", args={})
-    await backend.sessions.append_event(
-        session,
-        Event(
-            author="agent",
-            invocation_id="inv-a",
-            content=types.Content(role="model", parts=[types.Part(function_call=call)]),
-        ),
-    )
+    await _call_a_tool(backend)
 
     assert await _claim(store, max_attempts=1) == []
 
@@ -219,19 +225,7 @@ async def _taken_over_with_an_open_call(backend: Backend) -> int:
     """inv-a: attempt 1 of replica-1 called a tool, stalled past its lease, and replica-2 took
     it over as attempt 2; the session's key."""
     running = await _create(backend.store, "inv-a", acquire=True, ttl=EXPIRED)
-    session = await backend.sessions.get_session(app_name=APP, user_id="u1", session_id="s1")
-    assert session is not None
-    call = types.FunctionCall(id="call-1", name="slow", args={})
-    await backend.sessions.append_event(
-        session,
-        Event(
-            author="agent",
-            invocation_id="inv-a",
-            content=types.Content(role="model", parts=[types.Part(function_call=call)]),
-        ),
-        blind=True,
-        fence=fence("inv-a"),
-    )
+    await _call_a_tool(backend, fenced=True)
     assert await _claim(backend.store) == ["inv-a"]
     return running.session_pk
 
