@@ -38,7 +38,7 @@ from app.invocations.models import Invocation, InvocationStatus, SessionRef
 from app.observability.metrics import fenced_write
 from app.pagination import decode_page_token, encode_page_token
 from app.sessions.client_calls import answered_ids, is_waiting_event
-from app.sessions.fence import Fence
+from app.sessions.fence import Fence, lease_lost
 from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.models import Event
 from app.sessions.storage import event_row, prepare_event
@@ -502,7 +502,7 @@ class InvocationStore:
             )
             if row is None:
                 if repository.by_id(invocation_id) is not None:
-                    raise _lease_lost(fence)
+                    raise lease_lost(fence.invocation_id, fence.attempt)
                 return None
             if error is not None:
                 _answer_open_calls(db, invocation_id, session_pk, error, now)
@@ -696,13 +696,6 @@ def _acquire(db: Db, invocation_id: str, session_pk: int, owner: str, ttl: float
     if holder != invocation_id:
         return None
     return repository.mark_running(invocation_id, owner=owner, now=now, expires=now + ttl)
-
-
-def _lease_lost(fence: Fence) -> LeaseLost:
-    return LeaseLost(
-        f"Attempt {fence.attempt} of invocation {fence.invocation_id!r} no longer holds its "
-        "lease: another attempt took it over, or it ended."
-    )
 
 
 def _session_key(ref: SessionRef) -> dict[str, str]:

@@ -40,7 +40,7 @@ from app.sessions.base import (
     SessionPage,
     apply_event_to_session,
 )
-from app.sessions.fence import Fence
+from app.sessions.fence import Fence, lease_lost
 from app.sessions.history_cache import HistoryCache
 from app.sessions.models import Event, Session
 from app.sessions.state import ScopedDelta, merge_state, split_delta
@@ -439,7 +439,7 @@ class DatabaseSessionService(BaseSessionService):
                 claimed = sessions.claim_next_seq(key, now=now, fenced_by=fenced_by)
                 if claimed is None:
                     if fenced_by is not None and not _holds(db, fenced_by):
-                        raise _lease_lost(fenced_by)
+                        raise lease_lost(fenced_by[0], fenced_by[2])
                     raise SessionNotFound(f"Session {session.id!r} does not exist.")
                 return claimed
             found = sessions.claim_seq(key, expected=expected, seq=expected + 1, now=now)
@@ -457,7 +457,7 @@ class DatabaseSessionService(BaseSessionService):
         def unit(db: Db) -> tuple[int, float, int]:
             # A blind append checks the fence in its seq claim; a conditional one first.
             if fenced_by is not None and not blind and not _holds(db, fenced_by):
-                raise _lease_lost(fenced_by)
+                raise lease_lost(fenced_by[0], fenced_by[2])
             sessions = SessionRepository(db)
             session_pk, stored_state, create_time, seq = claim(db, sessions)
             sessions.insert_event(event_row(session_pk, seq, event, wire))
@@ -504,14 +504,6 @@ class DatabaseSessionService(BaseSessionService):
 def _holds(db: Db, fenced_by: tuple[str, str, int]) -> bool:
     invocation_id, owner, attempt = fenced_by
     return InvocationRepository(db).holds(invocation_id, owner=owner, attempt=attempt)
-
-
-def _lease_lost(fenced_by: tuple[str, str, int]) -> LeaseLost:
-    invocation_id, _, attempt = fenced_by
-    return LeaseLost(
-        f"Attempt {attempt} of invocation {invocation_id!r} no longer holds its lease: the "
-        "event was not written."
-    )
 
 
 def _insert_session(

@@ -9,6 +9,8 @@ either commits before the takeover (the new attempt then reads it in the log) or
 
 from dataclasses import dataclass
 
+from app.errors import LeaseLost
+
 
 @dataclass(frozen=True)
 class Fence:
@@ -21,4 +23,12 @@ class Fence:
     attempt: int
 
 
-__all__ = ["Fence"]
+def lease_lost(invocation_id: str, attempt: int) -> LeaseLost:
+    """The error of a write refused because attempt `attempt` no longer holds the invocation."""
+    return LeaseLost(
+        f"Attempt {attempt} of invocation {invocation_id!r} no longer holds its lease: another "
+        "attempt took it over, or it ended. Nothing was written."
+    )
+
+
+__all__ = ["Fence", "lease_lost"]
