@@ -309,6 +309,16 @@ class ModelNotServed(ModelError):
     default_title = "agentd does not serve this model."
 
 
+class ResumeNotSupported(AgentdError):
+    """A resumed invocation reached a workflow agent that cannot say what it runs after its
+    finished sub-agent (a BaseAgent subclass without `_resume_after_async`): the resume stops
+    with this problem, naming the agent, rather than silently skipping what it would run."""
+
+    problem_type = "resume-not-supported"
+    status_code_ = 501
+    default_title = "This agent cannot continue a resumed invocation."
+
+
 class InvocationFailed(AgentdError):
     """An agent, callback, tool or model raised; the invocation stopped at that step."""
 

@@ -8,7 +8,8 @@ tells the plugins' on_agent_error_callback (instead of the after-agent callbacks
 """
 
 from collections.abc import AsyncGenerator
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -16,12 +17,29 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from app.agents.callbacks import CallbackSlot, dispatch
 from app.contexts.callback import CallbackContext
 from app.contexts.invocation import InvocationContext
+from app.errors import ResumeNotSupported
 from app.plugins.manager import notify_plugins
 from app.sessions.models import Event, EventActions, NodeInfo
 
 
+@dataclass(frozen=True)
+class FinishedChild:
+    """A sub-agent that finished in a resumed invocation (see `BaseAgent._resume_after_async`)."""
+
+    agent: "BaseAgent"
+    #: The iteration of the innermost loop it ran in (1 outside loops); the hook runs in a
+    #: context whose `loop_iteration` is this.
+    iteration: int
+    #: An event since the resume escalated (a loop stops).
+    escalated: bool
+
+
 class BaseAgent(BaseModel):
     """An agent: a name, an optional description, sub-agents and agent callbacks."""
+
+    #: It runs its sub-agents in iterations and sets their context's `loop_iteration` (LoopAgent):
+    #: a resumed child's recorded iteration is its own, so the agents above it start from 1.
+    counts_iterations: ClassVar[bool] = False
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
@@ -143,6 +161,27 @@ class BaseAgent(BaseModel):
         """The agent's own work; subclasses override it."""
         del ctx
         raise NotImplementedError(f"{type(self).__name__} does not implement _run_async_impl")
+        yield  # pragma: no cover - makes this an async generator
+
+    async def _resume_after_async(
+        self, ctx: InvocationContext, finished: FinishedChild
+    ) -> AsyncGenerator[Event, None]:
+        """What this agent runs in a resumed invocation after its sub-agent `finished.agent`
+        ended: the rest of its own order of work, as if the child had never stopped to wait.
+
+        An invocation that waited for the client (or whose process died) goes on at the agent
+        that asked (`app.agents.resume`); every agent above it is then asked, innermost first,
+        through this hook. An agent with sub-agents overrides it to be resumable (the workflow
+        agents and LlmAgent do); this default refuses with `resume-not-supported`, naming the
+        agent, because running nothing would silently drop the work it had left.
+        """
+        del ctx
+        raise ResumeNotSupported(
+            f"Agent {self.name!r} ({type(self).__name__}) cannot continue a resumed invocation "
+            f"after its sub-agent {finished.agent.name!r} finished: implement "
+            "`_resume_after_async` on it (see docs/ARCHITECTURE.md, 'Waiting and answering').",
+            agent=self.name,
+        )
         yield  # pragma: no cover - makes this an async generator
 
 

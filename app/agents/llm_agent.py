@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter
 
 from app.agents.agent_tool_flow import resume_agent_tools
 from app.agents.auth_flow import resume_authorized_tools
-from app.agents.base_agent import BaseAgent
+from app.agents.base_agent import BaseAgent, FinishedChild
 from app.agents.callbacks import CallbackSlot, dispatch
 from app.agents.confirmation_flow import (
     answered_branch,
@@ -149,6 +149,15 @@ class LlmAgent(BaseAgent):
             if not self.disallow_transfer_to_peers:
                 targets.extend(a for a in parent.sub_agents if a is not self)
         return targets
+
+    async def _resume_after_async(
+        self, ctx: InvocationContext, finished: FinishedChild
+    ) -> AsyncGenerator[Event, None]:
+        """Nothing: its sub-agents are transfer targets, and the one it transferred to answered
+        for it; what follows is the business of the agents above (ADK's transfer rules)."""
+        del ctx, finished
+        return
+        yield  # pragma: no cover - makes this an async generator
 
     # -- the loop -------------------------------------------------------------------------
 

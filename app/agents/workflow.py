@@ -4,13 +4,19 @@ ParallelAgent runs each child on its own branch (`parent.child`), so a child's m
 own branch's history, while all children share the session state. The children's events are
 interleaved as they come; each child waits until the Runner has persisted its event before it
 continues, so a child reads its own writes and the session's events stay in commit order.
+
+Each also says what it runs after a child that finished in a resumed invocation
+(`_resume_after_async`, see `app.agents.resume`): what it would have run had the child not
+stopped to wait.
 """
 
 import asyncio
 from collections.abc import AsyncGenerator
+from typing import ClassVar
 
-from app.agents.base_agent import BaseAgent
+from app.agents.base_agent import BaseAgent, FinishedChild
 from app.contexts.invocation import InvocationContext
+from app.sessions.client_calls import pending_client_calls
 from app.sessions.models import Event
 
 
@@ -18,7 +24,21 @@ class SequentialAgent(BaseAgent):
     """Runs its sub-agents one after the other."""
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        for sub in self.sub_agents:
+        async for event in self._run_members(ctx, first=0):
+            yield event
+
+    async def _resume_after_async(
+        self, ctx: InvocationContext, finished: FinishedChild
+    ) -> AsyncGenerator[Event, None]:
+        """The members after the finished one."""
+        first = self.sub_agents.index(finished.agent) + 1
+        async for event in self._run_members(ctx, first=first):
+            yield event
+
+    async def _run_members(
+        self, ctx: InvocationContext, *, first: int
+    ) -> AsyncGenerator[Event, None]:
+        for sub in self.sub_agents[first:]:
             async for event in sub.run_async(ctx):
                 yield event
             if ctx.ended:
@@ -29,17 +49,28 @@ class LoopAgent(BaseAgent):
     """Runs its sub-agents in a loop until one escalates or `max_iterations` is reached."""
 
     max_iterations: int | None = None
+    counts_iterations: ClassVar[bool] = True
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        async for event in self.run_iterations(ctx, first=1):
+        async for event in self._run_iterations(ctx, first=1):
             yield event
 
-    async def run_iterations(
+    async def _resume_after_async(
+        self, ctx: InvocationContext, finished: FinishedChild
+    ) -> AsyncGenerator[Event, None]:
+        """The members after the finished one in its iteration, then the later iterations;
+        nothing if an event since the resume escalated."""
+        if finished.escalated:
+            return
+        skip = self.sub_agents.index(finished.agent) + 1
+        async for event in self._run_iterations(ctx, first=finished.iteration, skip=skip):
+            yield event
+
+    async def _run_iterations(
         self, ctx: InvocationContext, *, first: int, skip: int = 0
     ) -> AsyncGenerator[Event, None]:
-        """Iterations from `first` on, skipping the first `skip` members in that one (how a
-        resumed member's loop goes on after it); the iteration rides in each member's context.
-        """
+        """Iterations from `first` on, skipping the first `skip` members in that one; the
+        iteration rides in each member's context (and so in its events' nodeInfo.path)."""
         iteration = first - 1
         while self.max_iterations is None or iteration < self.max_iterations:
             iteration += 1
@@ -100,3 +131,21 @@ class ParallelAgent(BaseAgent):
             # A branch waits for the client: the parallel step is not over, so what follows it
             # (in a sequence above) waits too.
             ctx.pause()
+
+    async def _resume_after_async(
+        self, ctx: InvocationContext, finished: FinishedChild
+    ) -> AsyncGenerator[Event, None]:
+        """Nothing: the other branches ran to their end while the finished one waited. The
+        parallel step is over (what follows it runs) unless another branch still waits for
+        the client; then the invocation keeps waiting."""
+        others = {
+            agent.name
+            for branch in self.sub_agents
+            if branch is not finished.agent
+            for agent in (branch, *branch.sub_agents_deep())
+        }
+        pending = pending_client_calls(ctx.session.events, ctx.invocation_id)
+        if any(call.agent in others for call in pending):
+            ctx.pause()
+        return
+        yield  # pragma: no cover - makes this an async generator

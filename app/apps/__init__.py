@@ -1,5 +1,5 @@
-"""ADK import path: `from app.apps import App, ResumabilityConfig` (defined beside the Runner)."""
+"""ADK import path: `from app.apps import App, ResumabilityConfig`."""
 
-from app.invocations.runner import App, ResumabilityConfig
+from app.invocations.app_config import App, ResumabilityConfig
 
 __all__ = ["App", "ResumabilityConfig"]

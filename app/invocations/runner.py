@@ -18,30 +18,22 @@ import contextlib
 import queue
 import threading
 from collections.abc import AsyncGenerator, Generator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from google.genai import types
-from pydantic import BaseModel, ConfigDict, Field
 
 from app.agents.base_agent import BaseAgent
-from app.agents.llm_agent import LlmAgent
-from app.agents.workflow import LoopAgent, ParallelAgent, SequentialAgent
+from app.agents.resume import agent_to_run, resume_async, resume_point
 from app.artifacts.base import BaseArtifactService
 from app.artifacts.in_memory import InMemoryArtifactService
 from app.contexts.invocation import InvocationContext, RunConfig
 from app.errors import AgentdError, InvocationFailed, LeaseLost, SessionNotFound
+from app.invocations.app_config import App, ResumabilityConfig
 from app.memory.base import BaseMemoryService
 from app.memory.in_memory import InMemoryMemoryService
 from app.plugins.base_plugin import BasePlugin
 from app.plugins.manager import PluginManager, merge_event
 from app.sessions.base import BaseSessionService, NewArtifactVersion
-from app.sessions.client_calls import (
-    answered_ids,
-    calling_event,
-    is_waiting_event,
-    pending_client_calls,
-)
 from app.sessions.fence import Fence
 from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.in_memory import InMemorySessionService
@@ -49,27 +41,6 @@ from app.sessions.models import Event, EventActions, NodeInfo, new_invocation_id
 
 # InvocationFailed is re-exported: ADK-style code imports it from the Runner's module.
 __all__ = ["App", "InMemoryRunner", "InvocationFailed", "ResumabilityConfig", "Runner"]
-
-
-class ResumabilityConfig(BaseModel):
-    """ADK's resumability switch, accepted so ADK apps construct; it changes nothing here.
-
-    agentd's Runner continues an invocation under its own id (a run without a new message)
-    whether or not `is_resumable` is set.
-    """
-
-    is_resumable: bool = False
-
-
-class App(BaseModel):
-    """An app: a root agent plus runner-wide plugins (ADK's `App`)."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    name: str
-    root_agent: BaseAgent
-    plugins: list[BasePlugin] = Field(default_factory=list)
-    resumability_config: ResumabilityConfig | None = None
 
 
 class Runner:
@@ -163,8 +134,9 @@ class Runner:
             user_event_id: the id the user event is stored under. When recovering, if the
                 session already has it, an earlier attempt stored the message: not again.
             recover: the process that ran the invocation died; continue it from its last
-                committed event (`_recovery_point`): completed model and tool steps are not
-                redone, the calls of a model response without stored responses run again.
+                committed event (`app.agents.resume.resume_point`): completed model and tool
+                steps are not redone, the calls of a model response without stored responses
+                run again.
             fence: the lease the run holds; each of its writes commits only while it holds,
                 and LeaseLost (raised as it is, nothing recorded) ends the run once it does not.
         """
@@ -210,27 +182,22 @@ class Runner:
                 custom_metadata=dict(metadata) if metadata else None,
             )
             yield await self._append(ctx, user_event)
-        point = (
-            _recovery_point(self.agent, ctx.session.events, ctx.invocation_id)
-            if (recover and new_message is None)
-            else None
+        point = resume_point(
+            self.agent,
+            ctx.session.events,
+            ctx.invocation_id,
+            recover=recover and new_message is None,
         )
-        agent = point.agent if point is not None else self._agent_to_run(ctx)
         if point is not None and point.stops:
             return
-        ctx.shared.recovering = point is not None
+        agent = point.agent if point is not None else agent_to_run(self.agent, ctx.session.events)
+        ctx.shared.recovering = point is not None and point.recovered
         try:
             reply = await self.plugin_manager.run("before_run_callback", invocation_context=ctx)
             if reply is not None:
                 yield await self._append(ctx, agent.make_event(ctx, content=reply))
                 return
-            if point is not None:
-                steps = _run_and_continue(
-                    agent, ctx, resumed=True, iteration=point.iteration, skip=point.done
-                )
-            else:
-                resumed = _agent_that_called(self.agent, ctx.session.events) is agent
-                steps = _run_and_continue(agent, ctx, resumed=resumed)
+            steps = agent.run_async(ctx) if point is None else resume_async(point, ctx)
             async for event in steps:
                 replacement = await self.plugin_manager.run(
                     "on_event_callback", invocation_context=ctx, event=event
@@ -357,151 +324,6 @@ class Runner:
             pass
         return recorded
 
-    def _agent_to_run(self, ctx: InvocationContext) -> BaseAgent:
-        """The agent whose call the new message answers (a long-running tool's result, a
-        credential), else the agent that answered last if the conversation was transferred to
-        it (ADK's rules)."""
-        asked = _agent_that_called(self.agent, ctx.session.events)
-        if asked is not None:
-            return asked
-        for event in reversed(ctx.session.events):
-            if event.author == "user":
-                continue
-            if event.author == self.agent.name:
-                return self.agent
-            agent = self.agent.find_sub_agent(event.author)
-            if isinstance(agent, LlmAgent) and _transferable_to_root(agent):
-                return agent
-            if agent is not None:
-                return self.agent
-        return self.agent
-
-
-async def _run_and_continue(
-    agent: BaseAgent,
-    ctx: InvocationContext,
-    *,
-    resumed: bool,
-    iteration: int | None = None,
-    skip: bool = False,
-) -> AsyncGenerator[Event, None]:
-    """`agent`'s events; when it resumed on the client's answer, then what its workflow
-    ancestors would have run after it had it not stopped to wait: a SequentialAgent's later
-    members, a LoopAgent's later members and iterations (from the iteration the member asked
-    in, read from its events' `nodeInfo.path`), and so on up the tree. A ParallelAgent's other
-    branches ran to their end while the branch waited, so its step is over once no other
-    branch waits for the client either, and what follows it runs.
-
-    `iteration`: the loop iteration to resume in (default: the one the answered call was made
-    in); `skip`: `agent` had finished (a recovered invocation), only what follows it runs."""
-    if iteration is None:
-        iteration = _iteration_asked_in(ctx.session.events) if resumed else 1
-    escalated = False
-    if not skip:
-        async for event in agent.run_async(ctx.replace(loop_iteration=iteration)):
-            escalated = escalated or bool(event.actions.escalate)
-            yield event
-    if not resumed:
-        return
-    child, parent = agent, agent.parent_agent
-    while parent is not None and not ctx.ended:
-        index = parent.sub_agents.index(child)
-        if isinstance(parent, SequentialAgent):
-            for sibling in parent.sub_agents[index + 1 :]:
-                async for event in sibling.run_async(ctx):
-                    yield event
-                if ctx.ended:
-                    return
-        elif isinstance(parent, LoopAgent):
-            if not escalated:
-                resumed_loop = parent.run_iterations(
-                    ctx.for_agent(parent), first=iteration, skip=index + 1
-                )
-                async for event in resumed_loop:
-                    yield event
-            escalated = False
-            iteration = 1
-        elif isinstance(parent, ParallelAgent):
-            # The other branches ran to their end while this one waited; the parallel step is
-            # over unless one of them waits for the client too.
-            others = {
-                agent.name
-                for branch in parent.sub_agents
-                if branch is not child
-                for agent in (branch, *branch.sub_agents_deep())
-            }
-            pending = pending_client_calls(ctx.session.events, ctx.invocation_id)
-            if any(call.agent in others for call in pending):
-                return
-        elif not isinstance(parent, LlmAgent):
-            return
-        child, parent = parent, parent.parent_agent
-
-
-@dataclass(frozen=True)
-class _RecoveryPoint:
-    """Where a recovered invocation goes on: `agent` (done: only what follows it runs)."""
-
-    agent: BaseAgent
-    iteration: int
-    done: bool
-    #: Its last event waits for the client (or recorded an error): nothing runs.
-    stops: bool = False
-
-
-def _recovery_point(
-    root: BaseAgent, events: Sequence[Event], invocation_id: str
-) -> _RecoveryPoint | None:
-    """Where to continue an invocation whose process died, from its last committed event
-    (None: from the start, as for its user message: nothing else of it was committed).
-
-    The last event's author goes on: after its model response it runs that response's calls
-    again, long-running ones included (LlmAgent `_rerun_open_calls`); after its function
-    responses it calls the model; if the event ended its turn (a final answer, an escalation)
-    it is done and only what its workflow runs after it goes on; a transfer goes on with the
-    target. An invocation whose last event waits for the client (or recorded its error) has
-    nothing to run (`stops`)."""
-    last = next(
-        (e for e in reversed(events) if e.invocation_id == invocation_id and not e.partial), None
-    )
-    if last is None or last.author == "user":
-        return None
-    agent = root.find_agent(last.author) or root
-    path = last.node_info.path if last.node_info is not None else ""
-    _, _, count = path.rpartition("@")
-    iteration = int(count) if count.isdigit() else 1
-    target = last.actions.transfer_to_agent
-    if target and last.get_function_responses():
-        moved = root.find_agent(target)
-        if moved is not None:
-            return _RecoveryPoint(moved, 1, done=False)
-    if last.error_code or is_waiting_event(last):
-        return _RecoveryPoint(agent, iteration, done=True, stops=True)
-    done = bool(
-        last.actions.escalate or (last.is_final_response() and not last.get_function_calls())
-    )
-    return _RecoveryPoint(agent, iteration, done=done)
-
-
-def _iteration_asked_in(events: Sequence[Event]) -> int:
-    """The loop iteration of the event whose call the latest user message answers (1 if none)."""
-    answered = answered_ids(events[-1]) if events else set()
-    event = calling_event(events[:-1], answered) if answered else None
-    if event is None:
-        return 1
-    path = event.node_info.path if event.node_info is not None else ""
-    _, _, count = path.rpartition("@")
-    return int(count) if count.isdigit() else 1
-
-
-def _agent_that_called(root: BaseAgent, events: Sequence[Event]) -> BaseAgent | None:
-    """The author of the call the last event (a user's function response) answers."""
-    if not events or events[-1].author != "user":
-        return None
-    answered = answered_ids(events[-1])
-    event = calling_event(events[:-1], answered) if answered else None
-    return root.find_agent(event.author) if event is not None else None
-
 
 def _has_event(events: Sequence[Event], event_id: str) -> bool:
     return any(e.id == event_id for e in reversed(events))
@@ -513,18 +335,6 @@ def _first_user_content(events: Sequence[Event], invocation_id: str) -> types.Co
         if event.invocation_id == invocation_id and event.author == "user" and event.content:
             return event.content
     return None
-
-
-def _transferable_to_root(agent: LlmAgent) -> bool:
-    """Whether every agent from `agent` up to the root is an LlmAgent that allows transfer."""
-    current: BaseAgent | None = agent
-    while current is not None:
-        if not isinstance(current, LlmAgent):
-            return False
-        if current.disallow_transfer_to_parent and current.parent_agent is not None:
-            return False
-        current = current.parent_agent
-    return True
 
 
 class InMemoryRunner(Runner):

@@ -45,15 +45,17 @@ def pg_env(tmp_path: Path, postgres: PostgresServer, pg_template: str) -> Iterat
     env.stop_all()
 
 
-def _base(sid: str) -> str:
-    return f"/apps/{APP}/users/{USER}/sessions/{sid}"
+def _base(sid: str, app: str = APP) -> str:
+    return f"/apps/{app}/users/{USER}/sessions/{sid}"
 
 
-def _start(http: httpx.Client, sid: str, text: str = "go", mode: str = "background") -> str:
-    created = http.post(f"/apps/{APP}/users/{USER}/sessions", json={"sessionId": sid})
+def _start(
+    http: httpx.Client, sid: str, text: str = "go", mode: str = "background", app: str = APP
+) -> str:
+    created = http.post(f"/apps/{app}/users/{USER}/sessions", json={"sessionId": sid})
     assert created.status_code == 201, created.text
     started = http.post(
-        f"{_base(sid)}/invocations",
+        f"{_base(sid, app)}/invocations",
         json={"newMessage": {"role": "user", "parts": [{"text": text}]}, "mode": mode},
     )
     assert started.status_code in (200, 201, 202), started.text
@@ -61,21 +63,23 @@ def _start(http: httpx.Client, sid: str, text: str = "go", mode: str = "backgrou
     return invocation_id
 
 
-def _invocation(http: httpx.Client, sid: str, iid: str) -> dict[str, Any]:
-    body: dict[str, Any] = http.get(f"{_base(sid)}/invocations/{iid}").json()
+def _invocation(http: httpx.Client, sid: str, iid: str, app: str = APP) -> dict[str, Any]:
+    body: dict[str, Any] = http.get(f"{_base(sid, app)}/invocations/{iid}").json()
     return body
 
 
-def _settled(http: httpx.Client, sid: str, iid: str, timeout: float = 40) -> dict[str, Any]:
+def _settled(
+    http: httpx.Client, sid: str, iid: str, timeout: float = 40, app: str = APP
+) -> dict[str, Any]:
     wait_until(
-        lambda: _invocation(http, sid, iid)["status"] not in ("queued", "running"),
+        lambda: _invocation(http, sid, iid, app)["status"] not in ("queued", "running"),
         timeout=timeout,
     )
-    return _invocation(http, sid, iid)
+    return _invocation(http, sid, iid, app)
 
 
-def _events(http: httpx.Client, sid: str) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = http.get(_base(sid)).json()["events"]
+def _events(http: httpx.Client, sid: str, app: str = APP) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = http.get(_base(sid, app)).json()["events"]
     return events
 
 
@@ -159,6 +163,50 @@ def test_a_run_killed_mid_tool_completes_after_a_restart_on_sqlite(sqlite_env: E
     assert restarted.process is not None
     with httpx.Client(base_url=restarted.url, timeout=30) as http:
         _check_the_takeover(sqlite_env, http, "s1", iid, first.process.pid, restarted.process.pid)
+
+
+# -- 2b. a user's own workflow agent goes on through its resume hook after the takeover ------
+
+FLOW = "custom_flow_agent"
+
+
+def test_a_users_workflow_agent_goes_on_through_its_hook_after_a_sigkill_takeover(
+    pg_env: Env,
+) -> None:
+    """`LastToFirst` (tests/apps/custom_flow_agent) runs worker, then closer. The process dies
+    in worker's tool; the other replica reruns that call, worker answers, and LastToFirst's
+    `_resume_after_async` runs closer: once, on the replica that took over (issue 27,
+    acceptance 3)."""
+    first = pg_env.server("a")
+    second = pg_env.server("b")
+    assert first.process is not None
+    assert second.process is not None
+    with httpx.Client(base_url=first.url, timeout=30) as http:
+        iid = _start(http, "s1", app=FLOW)
+    pids = first.process.pid, second.process.pid
+    wait_until(lambda: pg_env.in_tool("s1", "slow_step", pids[0]), timeout=30)
+    first.kill()
+    pg_env.open_gate("s1")
+    with httpx.Client(base_url=second.url, timeout=30) as http:
+        final = _settled(http, "s1", iid, app=FLOW)
+        assert (final["status"], final["attempt"]) == ("completed", 2), final
+        events = _events(http, "s1", app=FLOW)
+    assert outline(events) == [
+        "user: text",
+        f"{FLOW}_worker: call:slow_step",
+        f"{FLOW}_worker: response:slow_step",
+        f"{FLOW}_worker: text",
+        f"{FLOW}_closer: text",
+    ]
+    assert_whole(events)
+    ran = [(e["what"], e.get("name") or e.get("agent"), e["pid"]) for e in pg_env.log("s1")]
+    assert ran == [
+        ("model", "worker", pids[0]),
+        ("tool", "slow_step", pids[0]),
+        ("tool", "slow_step", pids[1]),  # the interrupted call, rerun
+        ("model", "worker", pids[1]),
+        ("agent", "closer", pids[1]),  # the hook, once
+    ]
 
 
 # -- 4. SIGTERM during runs: they finish, or are handed back and complete elsewhere -----------
