@@ -75,14 +75,12 @@ def _log(session_id: str, **entry: Any) -> None:
 
 
 async def slow_step(tool_context: ToolContext) -> str:
-    """Waits until the session's gate is open."""
+    """Waits until the session's gate is open (the test kills the process meanwhile)."""
     _log(tool_context.session_id, what="tool", name="slow_step")
-    gate = Path(os.environ["AGENTD_TEST_GATES"]) / f"{tool_context.session_id}.open"
-    deadline = time.monotonic() + GATE_SECONDS
-    while not gate.exists():
-        if time.monotonic() > deadline:
-            return "timed out"
-        await asyncio.sleep(0.02)
+    opened = Path(os.environ["AGENTD_TEST_GATES"]) / f"{tool_context.session_id}.open"
+    async with asyncio.timeout(GATE_SECONDS):
+        while not opened.exists():
+            await asyncio.sleep(0.02)
     return "slow done"
 
 
