@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from app.agents.base_agent import BaseAgent, FinishedChild
 from app.agents.llm_agent import LlmAgent
 from app.contexts.invocation import InvocationContext
-from app.sessions.client_calls import answered_ids, is_waiting_event
+from app.sessions.client_calls import answered_ids, calling_event, is_waiting_event
 from app.sessions.models import Event
 
 
@@ -67,13 +67,9 @@ def resume_point(
         )
         return None if last is None or last.author == "user" else _after(root, last)
     answered = answered_ids(events[-1]) if events[-1].author == "user" else set()
-    if not answered:
-        return None
-    for event in reversed(events[:-1]):
-        if any(call.id in answered for call in event.get_function_calls()):
-            agent = root.find_agent(event.author)
-            return None if agent is None else ResumePoint(agent, iteration_of(event))
-    return None
+    asked = calling_event(events[:-1], answered)
+    agent = root.find_agent(asked.author) if asked is not None else None
+    return None if agent is None or asked is None else ResumePoint(agent, iteration_of(asked))
 
 
 def agent_to_run(root: BaseAgent, events: Sequence[Event]) -> BaseAgent:
