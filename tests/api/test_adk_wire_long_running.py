@@ -1,7 +1,7 @@
 """A long-running tool's result answered ADK's way (issue 27), over real HTTP on both backends.
 
 The app behaves as the `longrun_agent` of ADK 2.13's recorded flow
-(`../shared/adk-fixtures/long_running.json`): `request_approval` is a LongRunningFunctionTool
+(`tests/data/adk-fixtures/long_running.json`): `request_approval` is a LongRunningFunctionTool
 that answers `{"status": "pending", "ticketId": ...}`, and its model, after a function response,
 says `<tool> answered: <response json>`; after anything else it calls the tool. The model
 records every request it gets and the tool every run, one JSON line per session, so a test sees
@@ -26,6 +26,7 @@ import pytest
 from tests.api.served import on_both_backends
 from tests.live_server import LiveServer, iter_sse
 
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "adk-fixtures" / "long_running.json"
 APP = "longrun_agent"
 USER = "u1"
 SESSIONS = f"/apps/{APP}/users/{USER}/sessions"
@@ -157,6 +158,15 @@ def _started(http: httpx.Client) -> tuple[str, list[dict[str, Any]]]:
     return sid, frames
 
 
+def _recorded() -> dict[str, dict[str, Any]]:
+    """ADK's recording of this flow, by exchange name."""
+    return {e["name"]: e["response"] for e in json.loads(FIXTURE.read_text())}
+
+
+def _kinds(events: list[dict[str, Any]]) -> list[list[str]]:
+    return [[key for part in e["content"]["parts"] for key in part] for e in events]
+
+
 def _said(response: dict[str, Any]) -> str:
     return f"request_approval answered: {json.dumps(response, sort_keys=True)}"
 
@@ -192,6 +202,10 @@ def test_the_long_running_flow_answers_as_adk_and_the_tool_runs_once(
     # Step 5: 8 events, all of the one invocation; the answers are stored as user events.
     events = http.get(f"{SESSIONS}/{sid}").json()["events"]
     assert len(events) == 8
+    recorded = _recorded()
+    assert _kinds(first) == _kinds(recorded["run_sse_user_message"]["frames"])
+    assert _kinds(frames) == _kinds(recorded["run_sse_function_response_again"]["frames"])
+    assert _kinds(events) == _kinds(recorded["get_session"]["json"]["events"])
     assert {e["invocationId"] for e in events} == {iid}
     assert [e["author"] for e in events] == ["user", APP, APP, APP, "user", APP, "user", APP]
     assert events[4]["content"]["parts"] == _answer(call["id"])

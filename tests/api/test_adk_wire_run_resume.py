@@ -2,7 +2,7 @@
 
 One agentd server process per backend (SQLite, PostgreSQL) serves the `resumable_agent` test app,
 whose tools fail or wait until a test creates a gate file. The answers are checked against ADK's
-recorded ones (`../shared/adk-fixtures/run.json`, `resume_invocation.json`): an array of ADK
+recorded ones (`tests/data/adk-fixtures/run.json`, `resume_invocation.json`): an array of ADK
 events. Where agentd differs on purpose (an unknown id is 404, a finished one 409, a text
 `newMessage` is stored), the test says so.
 """
@@ -26,7 +26,7 @@ from tests.pgserver import PostgresServer
 APP = "resumable_agent"
 USER = "u1"
 SESSIONS = f"/apps/{APP}/users/{USER}/sessions"
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "adk-fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "adk-fixtures"
 METADATA = {"client": {"name": "dev-ui", "build": 7}, "tags": ["a", "b"], "ok": True}
 
 
