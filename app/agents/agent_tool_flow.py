@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from google.genai import types
 
-from app.agents.confirmation_flow import request_client_input
+from app.agents.confirmation_flow import end_of_step
 from app.agents.functions import run_function_calls
 from app.contexts.invocation import InvocationContext
 from app.sessions.client_calls import PASSED_UP_KEY, answered_ids, passed_up
@@ -68,11 +68,8 @@ async def resume_agent_tools(
     to_run = _own_calls(agent, events, set(step.values()))
     tools = {tool.name: tool for tool in await agent.tools_in(ctx)}
     response_event = await run_function_calls(agent, ctx, to_run, tools)
-    if response_event is not None:
-        yield response_event
-    follow_up = request_client_input(agent, ctx, to_run, response_event, wait_for_results=True)
-    if follow_up is not None:
-        yield follow_up
+    for event in end_of_step(agent, ctx, to_run, response_event, wait_for_results=True).events:
+        yield event
 
 
 def _latest_listing(

@@ -22,7 +22,7 @@ or their answers (`app.sessions.client_calls.is_auth_event`, used by `contents.p
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING
 
-from app.agents.confirmation_flow import request_client_input
+from app.agents.confirmation_flow import end_of_step
 from app.agents.functions import run_function_calls
 from app.auth.auth_handler import AuthHandler
 from app.auth.auth_tool import AuthConfig, AuthToolArguments
@@ -66,11 +66,9 @@ async def resume_authorized_tools(
         response_event = await run_function_calls(agent, ctx, calls, tools)
         if response_event is None:
             return
-        yield response_event
         # The tool may ask again, for a credential or a confirmation (one waiting event).
-        follow_up = request_client_input(agent, ctx, calls, response_event)
-        if follow_up is not None:
-            yield follow_up
+        for event in end_of_step(agent, ctx, calls, response_event).events:
+            yield event
         return
 
 

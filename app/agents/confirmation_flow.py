@@ -1,15 +1,23 @@
 """Tool confirmations in the agent loop: ADK's `adk_request_confirmation` round trip.
 
 Asking: a tool whose `require_confirmation` holds (or that calls
-`tool_context.request_confirmation(hint=, payload=)`) answers its call with ADK's "requires
-confirmation" error and records a ToolConfirmation in its function-response event's
-`requested_tool_confirmations`. After that event the agent yields one more
-(`request_client_input`): one `adk_request_confirmation` function call per request, `args =
-{"originalFunctionCall": <the tool's call by alias>, "toolConfirmation": <hint, confirmed,
-payload>}` (ADK's shape), each with a fresh `adk-` id listed in `long_running_tool_ids`, together
-with the step's `adk_request_credential` calls and the ids of its long-running calls still
-without a result; the invocation ends there. (ADK yields it before the function-response event;
-agentd after, so the invocation's last event names everything it waits for.)
+`tool_context.request_confirmation(hint=, payload=)`) records a ToolConfirmation in its
+function-response event's `requested_tool_confirmations` (`require_confirmation` also answers the
+call with ADK's "requires confirmation" error and skips summarization). From that event the agent
+builds one more (`request_client_input`): one `adk_request_confirmation` function call per
+request, `args = {"originalFunctionCall": <the tool's call by alias>, "toolConfirmation": <hint,
+confirmed, payload>}` (ADK's shape), each with a fresh `adk-` id listed in
+`long_running_tool_ids`, together with the step's `adk_request_credential` calls, the calls an
+AgentTool passes up and the ids of its long-running calls still without a result.
+
+`end_of_step` puts the two in order and says whether the agent stops there. As in ADK 2.13's
+recordings (`hitl_confirm.json`, `hitl_request_confirmation.json`), a waiting event that asks
+only for confirmations streams (and is stored) BEFORE the function-response event it was built
+from; and unless a tool skipped summarization (`require_confirmation` does), the model is then
+called on the tool's response in the same run and speaks: the invocation still waits for the
+confirmation, which the agent says by pausing once its loop ends. A waiting event that asks for
+a credential or passes calls up comes after the response and stops the agent at once (agentd's
+order: README "Differences from ADK").
 
 Answering: the client sends a user message with function responses named
 `adk_request_confirmation`, the request's id and `{"confirmed": bool, "payload"?: ...}` (ADK's
@@ -25,7 +33,8 @@ a denial here. When an LlmAgent starts and that is the latest message (`resume_c
 - once all are answered, every original call runs again through the normal tool path with
   `tool_context.tool_confirmation` set, in ONE function-response event: a confirmed call runs its
   tool, a denied one never does (ADK's `{"error": "This tool call is rejected."}`); then the model
-  goes on. A call whose confirmation was already consumed never runs again.
+  goes on. A call whose confirmation was already consumed never runs again: an answer sent again
+  is stored and nothing runs (ADK: an empty stream).
 
 Only requests this agent authored, for calls this agent made, are honoured (the client chooses
 the answer, never which tool runs or with what arguments). The model never sees the requests or
@@ -50,6 +59,7 @@ from app.sessions.client_calls import (
     confirmation_request_parts,
     credential_request_parts,
     original_call_of,
+    passed_up,
     passed_up_parts,
 )
 from app.sessions.models import Event
@@ -57,6 +67,57 @@ from app.sessions.tool_confirmation import ToolConfirmation
 
 if TYPE_CHECKING:
     from app.agents.llm_agent import LlmAgent
+
+
+@dataclass(frozen=True)
+class StepEnd:
+    """How a step whose tools ran ends: its events in the order they are yielded, whether one
+    of them asks the client for something, and whether the agent stops there (paused)."""
+
+    events: list[Event]
+    asked: bool
+    stops: bool
+
+
+def end_of_step(
+    agent: "LlmAgent",
+    ctx: InvocationContext,
+    calls: Sequence[types.FunctionCall],
+    response_event: Event | None,
+    *,
+    wait_for_results: bool = False,
+) -> StepEnd:
+    """The events that end the step of `calls` (its function-response event and the waiting
+    event built from it, if any) and whether the agent stops to wait for the client (the
+    context is then paused). See the module's docstring for the order and the rule."""
+    waiting = request_client_input(
+        agent, ctx, calls, response_event, wait_for_results=wait_for_results
+    )
+    if waiting is None:
+        return StepEnd([response_event] if response_event is not None else [], False, False)
+    if response_event is None:
+        ctx.pause()
+        return StepEnd([waiting], True, True)
+    if not _asks_confirmations_only(waiting):
+        ctx.pause()
+        return StepEnd([response_event, waiting], True, True)
+    # ADK streams the confirmation request before the response it was built from, and calls
+    # the model on that response unless a tool skipped summarization.
+    stops = bool(response_event.actions.skip_summarization)
+    if stops:
+        ctx.pause()
+    return StepEnd([waiting, response_event], True, stops)
+
+
+def _asks_confirmations_only(waiting: Event) -> bool:
+    """Whether every call `waiting` lists is an `adk_request_confirmation` call it holds."""
+    listed = set(waiting.long_running_tool_ids or ())
+    asked = {
+        call.id
+        for call in waiting.get_function_calls()
+        if call.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+    }
+    return bool(listed) and listed <= asked and not passed_up(waiting)
 
 
 def request_client_input(
@@ -72,7 +133,7 @@ def request_client_input(
     agent_tool_flow), plus (listed only) its long-running calls still without a result.
     `wait_for_results`: wait for those even when nothing is requested (calls run again after a
     confirmation already have an answer in the history, so only this event says they are still
-    open). The invocation then ends."""
+    open). Whether the agent stops there is `end_of_step`'s to say."""
     parts: list[types.Part] = []
     credentials: list[types.Part] = []
     if response_event is not None:
@@ -101,7 +162,6 @@ def request_client_input(
     role: str | None = "model"
     if credentials and response_event is not None and response_event.content is not None:
         role = response_event.content.role
-    ctx.pause()
     return agent.make_event(
         ctx,
         content=types.Content(role=role, parts=parts) if parts else None,
@@ -194,11 +254,8 @@ async def resume_confirmed_tools(
     to_run = [c for c in step if c.id in confirmations]
     tools = {tool.name: tool for tool in await agent.tools_in(ctx)}
     response_event = await run_function_calls(agent, ctx, to_run, tools, confirmations)
-    if response_event is not None:
-        yield response_event
-    follow_up = request_client_input(agent, ctx, to_run, response_event, wait_for_results=True)
-    if follow_up is not None:
-        yield follow_up
+    for event in end_of_step(agent, ctx, to_run, response_event, wait_for_results=True).events:
+        yield event
 
 
 def _history(

@@ -23,7 +23,7 @@ from app.agents.base_agent import BaseAgent, FinishedChild
 from app.agents.callbacks import CallbackSlot, dispatch
 from app.agents.confirmation_flow import (
     answered_branch,
-    request_client_input,
+    end_of_step,
     resume_confirmed_tools,
 )
 from app.agents.contents import build_contents
@@ -46,6 +46,7 @@ from app.models.llm import BaseLlm, LlmRequest, LlmResponse
 from app.models.registry import LLMRegistry
 from app.observability.metrics import record_llm_call
 from app.planners.base_planner import BasePlanner
+from app.sessions.client_calls import is_waiting_event
 from app.sessions.models import Event, EventActions
 from app.tools.base_tool import BaseTool
 from app.tools.base_toolset import BaseToolset
@@ -162,6 +163,17 @@ class LlmAgent(BaseAgent):
     # -- the loop -------------------------------------------------------------------------
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        asked = False
+        async for event in self._run_steps(ctx):
+            asked = asked or (event.author == self.name and is_waiting_event(event))
+            yield event
+        if asked and not ctx.ended:
+            # A tool asked for a confirmation and the model went on (ADK calls it on the tool's
+            # response): the invocation still waits for the answer, and what would follow this
+            # agent (a workflow's next member) runs once it comes.
+            ctx.pause()
+
+    async def _run_steps(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         branch = answered_branch(self, ctx.session.events)
         if branch is not None and branch != ctx.branch:  # resumed: go on where it asked
             ctx = ctx.for_agent(self, branch=branch)
@@ -250,11 +262,11 @@ class LlmAgent(BaseAgent):
         if response_event is None:  # only long-running tools: the client answers later
             outcome.done = True
             return
-        yield response_event
-        waiting = request_client_input(self, ctx, calls, response_event)
-        if waiting is not None:  # a tool asked for a credential or a confirmation: the client
-            yield waiting  # answers later
-            outcome.done = True
+        step = end_of_step(self, ctx, calls, response_event)
+        for event in step.events:
+            yield event
+        if step.stops:  # a tool asked for a credential or a confirmation: the client answers
+            outcome.done = True  # later
             return
         answer = structured_answer(
             response_event.content.parts or [] if response_event.content else []

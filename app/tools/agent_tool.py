@@ -28,6 +28,7 @@ from app.sessions.client_calls import (
     AGENT_TOOL_EVENTS_KEY,
     AGENT_TOOL_WAITING_KEY,
     REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
+    is_waiting_event,
     waiting_calls,
 )
 from app.sessions.in_memory import InMemorySessionService
@@ -115,7 +116,7 @@ class AgentTool(BaseTool):
             resumed = kept.history  # the person confirmed what the wrapped agent asked
             answers = _answers(
                 parent.invocation_id,
-                _confirmation_requests(resumed[-1]),
+                _confirmation_requests(_last_waiting(resumed) or resumed[-1]),
                 tool_context.tool_confirmation,
             )
         if resumed is None:
@@ -140,12 +141,16 @@ class AgentTool(BaseTool):
             branch=None,
         )
         last_text = ""
+        # The event the wrapped agent stopped on to wait: not always its last (ADK streams a
+        # confirmation request before the response it was built from, and after a
+        # `request_confirmation` the model speaks).
         last_event: Event | None = None
         async for event in agent.run_async(ctx):
             if event.partial:
                 continue
             await sessions.append_event(session, event)
-            last_event = event
+            if is_waiting_event(event) or last_event is None or not is_waiting_event(last_event):
+                last_event = event
             for key, value in event.actions.state_delta.items():
                 tool_context.state[key] = value
             tool_context.actions.artifact_delta.update(event.actions.artifact_delta)
@@ -168,6 +173,11 @@ class AgentTool(BaseTool):
                 adapter.validate_json(last_text), mode="json", exclude_none=True
             )
         return last_text
+
+
+def _last_waiting(events: list[Event]) -> Event | None:
+    """The latest of `events` that asks the client for something."""
+    return next((e for e in reversed(events) if is_waiting_event(e)), None)
 
 
 def _confirmation_requests(event: Event) -> list[types.FunctionCall]:

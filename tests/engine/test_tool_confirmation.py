@@ -17,7 +17,7 @@ from app.agents.loop_agent import LoopAgent
 from app.agents.parallel_agent import ParallelAgent
 from app.agents.sequential_agent import SequentialAgent
 from app.runners import InMemoryRunner
-from app.sessions.client_calls import PendingCall, pending_client_calls
+from app.sessions.client_calls import PendingCall, is_waiting_event, pending_client_calls
 from app.sessions.models import Event
 from app.tools import AgentTool, FunctionTool, LongRunningFunctionTool, ToolConfirmation
 from app.tools.tool_context import ToolContext
@@ -67,6 +67,12 @@ async def _send(
             user_id="u", session_id="s", new_message=message, invocation_id=invocation_id
         )
     ]
+
+
+def _waiting(events: list[Event]) -> Event:
+    """The last event that asks the client for something (ADK streams a confirmation request
+    before the function response it was built from, so it is not always the last event)."""
+    return next(e for e in reversed(events) if is_waiting_event(e))
 
 
 def _request_ids(event: Event) -> list[str]:
@@ -119,7 +125,7 @@ async def test_confirmed_call_runs_once_and_its_result_reaches_the_model(
     asked = await _start(runner)
 
     assert [e.author for e in asked] == ["user", "teller", "teller", "teller"]
-    call_event, response_event, request_event = asked[1:]
+    call_event, request_event, response_event = asked[1:]  # ADK streams the request first
     (call,) = call_event.get_function_calls()
     assert response_event.get_function_responses()[0].response == REQUIRED
     assert bank.transfers == []
@@ -165,7 +171,7 @@ async def test_denied_call_never_runs_and_the_model_sees_the_refusal(services: S
     )
     runner = services.runner(_bank_agent(bank, model, before_tool_callback=before_tool))
     asked = await _start(runner)
-    (request_id,) = _request_ids(asked[-1])
+    (request_id,) = _request_ids(_waiting(asked))
 
     done = await _send(runner, _answer((request_id, False)), asked[0].invocation_id)
 
@@ -190,13 +196,13 @@ async def test_a_malformed_answer_is_a_denial_and_adks_wrapper_is_understood() -
     )
     runner = InMemoryRunner(_bank_agent(bank, model), app_name="app")
     asked = await _start(runner)
-    (request_id,) = _request_ids(asked[-1])
+    (request_id,) = _request_ids(_waiting(asked))
     done = await _send(runner, _answer((request_id, {"confirmed": "yes"})))
     assert done[1].get_function_responses()[0].response == REJECTED
     assert bank.transfers == []
 
     asked = await run_turn(runner, "send 2")
-    (request_id,) = _request_ids(asked[-1])
+    (request_id,) = _request_ids(_waiting(asked))
     wrapped = {"response": json.dumps({"confirmed": True})}
     done = await _send(runner, _answer((request_id, wrapped)))
     assert done[1].get_function_responses()[0].response == {"transferred": 2}
@@ -218,13 +224,22 @@ async def test_request_confirmation_from_a_tool_carries_hint_and_payload_both_wa
         return {"booked": city, "seat": payload["seat"]}
 
     model = ScriptModel(
-        replies=[calls_response(("book_flight", {"city": "Oslo"})), text_response("ok")]
+        replies=[
+            calls_response(("book_flight", {"city": "Oslo"})),
+            text_response("Which seat class?"),
+            text_response("ok"),
+        ]
     )
     runner = InMemoryRunner(
         LlmAgent(name="agent", model=model, tools=[book_flight]), app_name="app"
     )
     asked = await _start(runner, "book Oslo")
-    call_event, response_event, request_event = asked[1:]
+    # ADK (hitl_request_confirmation.json): the request streams first, and no summarization is
+    # skipped, so the model speaks on the tool's own answer in the same run.
+    call_event, request_event, response_event, spoken = asked[1:]
+    assert spoken.content is not None
+    assert spoken.content.parts
+    assert spoken.content.parts[0].text == "Which seat class?"
     (call,) = call_event.get_function_calls()
     requested = {
         "hint": "Pick a seat class.",
@@ -260,7 +275,8 @@ async def test_request_confirmation_from_a_tool_carries_hint_and_payload_both_wa
     assert seen == [None, ToolConfirmation(confirmed=True, payload={"seat": "business"})]
     assert done[1].get_function_responses()[0].response == {"booked": "Oslo", "seat": "business"}
     assert not done[1].actions.requested_tool_confirmations
-    assert _responses_seen(model, 1) == [("book_flight", {"booked": "Oslo", "seat": "business"})]
+    assert _responses_seen(model, 1) == [("book_flight", {"status": "waiting for the seat class"})]
+    assert _responses_seen(model, 2) == [("book_flight", {"booked": "Oslo", "seat": "business"})]
 
 
 async def test_a_callable_rule_asks_only_above_a_threshold() -> None:
@@ -284,10 +300,10 @@ async def test_a_callable_rule_asks_only_above_a_threshold() -> None:
     )
     runner = InMemoryRunner(agent, app_name="app")
     asked = await _start(runner)
-    responses = asked[2].get_function_responses()
+    responses = asked[3].get_function_responses()  # after the request, as ADK streams them
     assert [r.response for r in responses] == [{"transferred": 50}, REQUIRED]
     assert bank.transfers == [50]
-    (request,) = asked[3].get_function_calls()
+    (request,) = asked[2].get_function_calls()
     assert request.args
     assert request.args["originalFunctionCall"]["args"] == {"amount": 500}
 
@@ -314,8 +330,8 @@ async def test_parallel_calls_answered_in_two_turns_reach_the_model_in_one_step(
     runner = services.runner(_bank_agent(bank, model))
     asked = await _start(runner)
     invocation = asked[0].invocation_id
-    first, second = _request_ids(asked[-1])
-    assert asked[-1].long_running_tool_ids == [first, second]
+    first, second = _request_ids(_waiting(asked))
+    assert _waiting(asked).long_running_tool_ids == [first, second]
 
     partial = await _send(runner, _answer((second, False)), invocation)
 
@@ -348,7 +364,7 @@ async def test_wire_shapes_of_the_request_by_alias() -> None:
     model = ScriptModel(replies=[calls_response(("transfer", {"amount": 7})), text_response("ok")])
     runner = InMemoryRunner(_bank_agent(bank, model), app_name="app")
     asked = await _start(runner)
-    call_event, response_event, request_event = asked[1:]
+    call_event, request_event, response_event = asked[1:]  # ADK streams the request first
     (call,) = call_event.get_function_calls()
     hint = (
         "Please approve or reject the tool call transfer() by responding with a "
@@ -414,7 +430,7 @@ async def test_a_sub_agent_that_asked_is_the_one_resumed(services: Services) -> 
     await services.sessions.create_session(app_name="app", user_id="u", session_id="s")
     asked = await run_turn(runner, "pay 9")
     assert asked[-1].author == "worker"
-    (request_id,) = _request_ids(asked[-1])
+    (request_id,) = _request_ids(_waiting(asked))
 
     done = await _send(runner, _answer((request_id, True)), asked[0].invocation_id)
 
@@ -439,7 +455,7 @@ async def test_a_sequential_member_that_asked_is_resumed_and_the_sequence_goes_o
     await services.sessions.create_session(app_name="app", user_id="u", session_id="s")
     asked = await run_turn(runner, "pay 3")
     assert [e.author for e in asked] == ["user", "payer", "payer", "payer"]  # noter waits
-    (request_id,) = _request_ids(asked[-1])
+    (request_id,) = _request_ids(_waiting(asked))
 
     done = await _send(runner, _answer((request_id, True)), asked[0].invocation_id)
 
@@ -480,8 +496,8 @@ async def test_pending_client_calls_lists_confirmations_and_long_running_results
     runner = InMemoryRunner(agent, app_name="app")
     asked = await _start(runner)
     transfer_call, job_call = asked[1].get_function_calls()
-    (request_id,) = _request_ids(asked[-1])
-    assert asked[-1].long_running_tool_ids == [request_id, job_call.id]
+    (request_id,) = _request_ids(_waiting(asked))
+    assert _waiting(asked).long_running_tool_ids == [request_id, job_call.id]
     session = await runner.session_service.get_session(app_name="app", user_id="u", session_id="s")
     assert session is not None
     pending = pending_client_calls(session.events, asked[0].invocation_id)
@@ -521,7 +537,7 @@ async def test_a_confirmation_inside_an_agent_tool_is_asked_by_the_calling_agent
 
     assert [e.author for e in asked] == ["user", "boss", "boss", "boss"]
     (outer_call,) = asked[1].get_function_calls()
-    (request,) = asked[-1].get_function_calls()
+    (request,) = _waiting(asked).get_function_calls()
     assert request.name == CONFIRM
     assert request.args
     assert request.args["originalFunctionCall"]["name"] == "teller"
@@ -552,7 +568,7 @@ async def test_a_denied_confirmation_inside_an_agent_tool_never_runs_the_inner_t
     boss, boss_model, teller_model = _agent_tool_setup(bank)
     runner = InMemoryRunner(boss, app_name="app")
     asked = await _start(runner, "pay 5")
-    (request,) = asked[-1].get_function_calls()
+    (request,) = _waiting(asked).get_function_calls()
 
     await _send(runner, _answer((request.id or "", False)))
 
@@ -568,7 +584,7 @@ async def test_the_kept_inner_history_is_never_shown_to_a_model() -> None:
     boss, boss_model, _ = _agent_tool_setup(bank)
     runner = InMemoryRunner(boss, app_name="app")
     asked = await _start(runner, "pay 5")
-    stored = asked[2].get_function_responses()[0].response
+    stored = asked[3].get_function_responses()[0].response  # after the request, as in ADK
     assert stored
     assert stored["agentToolEvents"]
 
@@ -615,10 +631,10 @@ async def test_a_loop_member_that_asked_is_resumed_and_the_loop_goes_on(
     asked = await run_turn(runner, "pay 8")
     assert [e.author for e in asked] == ["user", "payer", "payer", "payer"]  # one ask, then stop
 
-    assert asked[-1].node_info is not None
-    assert asked[-1].node_info.path == "payer@1"  # the iteration it asked in
+    assert _waiting(asked).node_info is not None
+    assert _waiting(asked).node_info.path == "payer@1"  # the iteration it asked in
 
-    done = await _send(runner, _answer((_request_ids(asked[-1])[0], True)))
+    done = await _send(runner, _answer((_request_ids(_waiting(asked))[0], True)))
 
     assert bank.transfers == [8]
     # Iteration 1 finishes (the transfer, then "ok"), then iterations 2 and 3 run ("ok" each).
@@ -644,10 +660,10 @@ async def test_a_second_confirmation_later_in_the_invocation_is_asked_and_answer
     asked = await _start(runner)
     invocation = asked[0].invocation_id
 
-    again = await _send(runner, _answer((_request_ids(asked[-1])[0], True)), invocation)
+    again = await _send(runner, _answer((_request_ids(_waiting(asked))[0], True)), invocation)
     assert bank.transfers == [1]
-    assert [e.author for e in again] == ["user"] + ["teller"] * 4  # result, call, ask, request
-    second = _request_ids(again[-1])
+    assert [e.author for e in again] == ["user"] + ["teller"] * 4  # result, call, request, ask
+    second = _request_ids(_waiting(again))
     assert len(second) == 1
     session = await runner.session_service.get_session(app_name="app", user_id="u", session_id="s")
     assert session is not None
@@ -680,7 +696,7 @@ async def test_a_confirmed_long_running_call_then_waits_for_its_result() -> None
     (job_call,) = asked[1].get_function_calls()
     invocation = asked[0].invocation_id
 
-    waiting = await _send(runner, _answer((_request_ids(asked[-1])[0], True)), invocation)
+    waiting = await _send(runner, _answer((_request_ids(_waiting(asked))[0], True)), invocation)
 
     assert started == ["nightly"]
     assert [e.author for e in waiting] == ["user", "ops"]
@@ -779,7 +795,7 @@ async def test_a_loop_resumes_in_the_iteration_the_member_asked_in(services: Ser
     asked = await run_turn(runner, "go")
     assert [e.node_info.path for e in asked[1:] if e.node_info][-1] == "payer@2"
 
-    done = await _send(runner, _answer((_request_ids(asked[-1])[0], True)))
+    done = await _send(runner, _answer((_request_ids(_waiting(asked))[0], True)))
 
     assert bank.transfers == [2]
     paths = [e.node_info.path for e in done[1:] if e.node_info]
