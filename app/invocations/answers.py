@@ -5,7 +5,8 @@ The manager decides when (a run ended listing calls for the client; `/resume`; t
 worker's expiry); this module decides what: the stored `requiredAction`, the checks an answer must
 pass (a call never made is 404, one no longer waited for 409, a duplicate 422), the function
 responses that carry the answers (ADK's `adk_request_confirmation` answers for confirmations,
-the tool's own name for results), and the answers a timeout gives.
+the tool's own name for results), the answers a timeout gives, and which invocation an answer
+sent ADK's way (no `invocationId`) belongs to (`owner_to_continue`).
 
 Answers come two ways: `/resume` (`answer_message` builds the function responses) and ADK's, a
 `/run` message carrying them. Both end in the same message, and `check_answers` checks it for
@@ -16,7 +17,7 @@ known yet (`/run` with `invocationId`).
 """
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 from pydantic import ValidationError
@@ -38,6 +39,7 @@ from app.invocations.models import (
     RequiredCall,
     ResultAnswer,
     ResumeInvocationRequest,
+    SessionRef,
 )
 from app.sessions.client_calls import (
     REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
@@ -47,6 +49,9 @@ from app.sessions.client_calls import (
 from app.sessions.models import Event, EventActions
 from app.sessions.storage import StorageLimits, prepare_event
 from app.sessions.tool_confirmation import ToolConfirmation
+
+if TYPE_CHECKING:  # the store is the manager's; this module only reads through it
+    from app.invocations.store import InvocationStore
 
 
 def answer_ids(message: types.Content | None) -> frozenset[str]:
@@ -66,6 +71,40 @@ def answer_ids(message: types.Content | None) -> frozenset[str]:
         for part in message.parts or []
         if part.function_response is not None and part.function_response.id
     )
+
+
+async def owner_to_continue(
+    store: "InvocationStore", ref: SessionRef, answers: frozenset[str]
+) -> Invocation | None:
+    """The invocation an answer sent ADK's way (function responses with ids `answers` in a new
+    message, no `invocationId`) belongs to, as ADK's Runner decides (`resume_invocation.json`:
+    every event of a resumed flow carries the id of the invocation that made the call): the one
+    waiting for those calls; else the one that made the latest of them, once it has ended:
+
+    - completed: it goes on only if the call is a long-running tool's (the tool answered
+      "pending"; the result comes now, once or again) or one it waited for (a confirmation sent
+      again is stored and runs nothing: ADK's empty stream); the store decides, in the
+      transaction that continues it;
+    - failed or cancelled: resumed as `invocationId` would (its open calls were answered with
+      its error; the client's answer now stands for that).
+
+    None: no invocation of the session made the calls, or the one that did is still queued or
+    running (the message then waits its turn as a new one)."""
+    for waiting in await store.waiting(ref):
+        action = waiting.required_action
+        if action is not None and answers & {c.request_call_id for c in action.calls}:
+            return waiting
+    owner_id = await store.owner_of_calls(ref, answers)
+    if owner_id is None:
+        return None
+    owner = (await store.get(ref, owner_id)).invocation
+    return owner if owner.status in _ENDED else None
+
+
+#: The statuses of an invocation that has ended (an answer may continue it).
+_ENDED = frozenset(
+    {InvocationStatus.COMPLETED, InvocationStatus.FAILED, InvocationStatus.CANCELLED}
+)
 
 
 def check_answers(

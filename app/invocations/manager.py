@@ -41,7 +41,12 @@ from app.errors import (
     SessionBusy,
 )
 from app.invocations.announcements import Announcer, Followers
-from app.invocations.answers import answer_ids, answer_message, check_answers
+from app.invocations.answers import (
+    answer_ids,
+    answer_message,
+    check_answers,
+    owner_to_continue,
+)
 from app.invocations.channel import StreamItem
 from app.invocations.following import Following
 from app.invocations.models import (
@@ -170,25 +175,9 @@ class InvocationManager:
         runner = self._runner(ref.app_name)
         answers = answer_ids(request.new_message)
         if answers and idempotency_key is None:
-            # ADK's way of answering: a new message with the function responses, without
-            # `invocationId`. It continues the invocation that waits for those calls, or the
-            # completed one whose long-running tool call it answers (the tool answered
-            # "pending"; the result comes now, once or again), as ADK's Runner does.
-            fields = request.model_dump(exclude={"new_message"})
-            resumed = ResumeInvocationRequest(new_message=request.new_message, **fields)
-            for waiting in await self._store.waiting(ref):
-                action = waiting.required_action
-                if action is not None and answers & {c.request_call_id for c in action.calls}:
-                    return await self.resume(ref, waiting.id, resumed, waiting=waiting)
-            owner_id = await self._store.owner_of_calls(ref, answers)
-            owner = None if owner_id is None else await self._store.get(ref, owner_id)
-            if owner is not None and owner.invocation.status is InvocationStatus.COMPLETED:
-                with contextlib.suppress(InvocationNotResumable):
-                    # Not resumable (its call is not a long-running tool's, or another answer
-                    # continues it now): the message starts an invocation of its own.
-                    return await self.resume(
-                        ref, owner.invocation.id, resumed, waiting=owner.invocation
-                    )
+            handle = await self._answer_owner(ref, request, answers)
+            if handle is not None:
+                return handle
         body = request.model_dump(mode="json", by_alias=True, exclude_none=True)
         request_hash = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
         session_pk: int | None = None  # looked up inside the create transaction
@@ -229,6 +218,25 @@ class InvocationManager:
         return self._tasks.launch(
             ref, runner, request, stored, created=True, user_event_id=user_event_id
         )
+
+    async def _answer_owner(
+        self, ref: SessionRef, request: CreateInvocationRequest, answers: frozenset[str]
+    ) -> RunHandle | None:
+        """ADK's way of answering (function responses in a new message, no `invocationId`):
+        continue the invocation the answers belong to (`answers.owner_to_continue`) under its
+        id, or None when the message starts an invocation of its own."""
+        owner = await owner_to_continue(self._store, ref, answers)
+        if owner is None:
+            return None
+        fields = request.model_dump(exclude={"new_message"})
+        resumed = ResumeInvocationRequest(new_message=request.new_message, **fields)
+        if owner.status is InvocationStatus.REQUIRES_ACTION:
+            return await self.resume(ref, owner.id, resumed, waiting=owner)
+        with contextlib.suppress(InvocationNotResumable):
+            # Completed and not waiting for what the message answers (an ordinary tool's call),
+            # or another answer continues it now: an invocation of its own.
+            return await self.resume(ref, owner.id, resumed, waiting=owner)
+        return None
 
     async def resume(
         self,
