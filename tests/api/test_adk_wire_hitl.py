@@ -245,7 +245,7 @@ def _confirmation_answer(
 ) -> dict[str, Any]:
     """The recorded answer's body, with this run's request call id and event id."""
     call = request_frame["content"]["parts"][0]["functionCall"]
-    body = json.loads(json.dumps(recorded["request"]["body"]))
+    body: dict[str, Any] = json.loads(json.dumps(recorded["request"]["body"]))
     answer = body["newMessage"]["parts"][0]["functionResponse"]
     answer["id"] = call["id"]
     answer["response"] = response

@@ -631,8 +631,9 @@ async def test_a_loop_member_that_asked_is_resumed_and_the_loop_goes_on(
     asked = await run_turn(runner, "pay 8")
     assert [e.author for e in asked] == ["user", "payer", "payer", "payer"]  # one ask, then stop
 
-    assert _waiting(asked).node_info is not None
-    assert _waiting(asked).node_info.path == "payer@1"  # the iteration it asked in
+    node_info = _waiting(asked).node_info
+    assert node_info is not None
+    assert node_info.path == "payer@1"  # the iteration it asked in
 
     done = await _send(runner, _answer((_request_ids(_waiting(asked))[0], True)))
 
