@@ -17,12 +17,17 @@ fails with `resume-not-supported`, naming that agent, instead of silently stoppi
 """
 
 from collections.abc import AsyncGenerator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.agents.base_agent import BaseAgent, FinishedChild
 from app.agents.llm_agent import LlmAgent
 from app.contexts.invocation import InvocationContext
-from app.sessions.client_calls import answered_ids, calling_event, is_waiting_event
+from app.sessions.client_calls import (
+    answered_ids,
+    calling_event,
+    is_waiting_event,
+    pending_client_calls,
+)
 from app.sessions.models import Event
 
 
@@ -39,6 +44,9 @@ class ResumePoint:
     escalated: bool = False
     #: A recovered run whose last event waits for the client or recorded its error: nothing runs.
     stops: bool = False
+    #: A recovered run whose agent asked the client and then went on (the model speaks after a
+    #: `request_confirmation`, as in ADK): it finishes its step, and nothing after it runs.
+    waits: bool = False
     #: Found from the last committed event of a dead process's run (not from a client's answer).
     recovered: bool = False
 
@@ -53,7 +61,9 @@ def resume_point(
     `recover`: the run continues a dead process's attempt, from its last committed event. The
     last event's author goes on: after its model response it runs that response's calls again
     (LlmAgent reruns them), after its function responses it calls the model; if the event ended
-    its turn (a final answer, an escalation) it is done; a transfer goes on with its target.
+    its turn (a final answer, an escalation) it is done; a transfer goes on with its target. An
+    agent with calls still pending for the client (it asked, then its model spoke, as after
+    `request_confirmation`) finishes its step and nothing after it runs (`waits`).
 
     Otherwise, when the last event is the user's function response, the agent that made the
     answered call goes on, in the loop iteration it asked in.
@@ -65,7 +75,11 @@ def resume_point(
             (e for e in reversed(events) if e.invocation_id == invocation_id and not e.partial),
             None,
         )
-        return None if last is None or last.author == "user" else _after(root, last)
+        if last is None or last.author == "user":
+            return None
+        point = _after(root, last)
+        asking = {call.agent for call in pending_client_calls(events, invocation_id)}
+        return replace(point, waits=True) if point.agent.name in asking else point
     answered = answered_ids(events[-1]) if events[-1].author == "user" else set()
     asked = calling_event(events[:-1], answered)
     agent = root.find_agent(asked.author) if asked is not None else None
@@ -139,6 +153,9 @@ async def resume_async(point: ResumePoint, ctx: InvocationContext) -> AsyncGener
         async for event in point.agent.run_async(ctx.replace(loop_iteration=point.iteration)):
             escalated = escalated or bool(event.actions.escalate)
             yield event
+    if point.waits:
+        ctx.pause()
+        return
     child, iteration = point.agent, point.iteration
     while (parent := child.parent_agent) is not None and not ctx.ended:
         finished = FinishedChild(agent=child, iteration=iteration, escalated=escalated)

@@ -109,6 +109,27 @@ async def test_a_recovered_run_goes_on_through_the_users_hook(services: Services
     ]
 
 
+async def test_a_recovered_run_whose_agent_still_waits_runs_nothing_after_it(
+    services: Services,
+) -> None:
+    """After `request_confirmation` the model speaks (as in ADK), so the invocation's last event
+    is the model's text, not the waiting event; a recovery from there must keep waiting, not
+    run what follows the agent."""
+    runner = services.runner(build(LastToFirst, "flow"))
+    await services.sessions.create_session(app_name="app", user_id="u", session_id="s")
+    asked = await run_turn(runner, "book")
+    assert _outline(asked)[-1] == "flow_worker: text"  # the model spoke; closer did not run
+
+    recovered = [
+        event
+        async for event in runner.run_invocation(
+            user_id="u", session_id="s", invocation_id=asked[0].invocation_id, recover=True
+        )
+    ]
+
+    assert recovered == []
+
+
 async def test_without_the_hook_the_resume_fails_naming_the_agent(services: Services) -> None:
     runner = services.runner(build(NoHook, "flow"))
     invocation_id, call_id = await _asked(services, runner)

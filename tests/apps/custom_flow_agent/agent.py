@@ -7,9 +7,10 @@ without the hook: a resume through it fails with `resume-not-supported`.
 
 The app: "go" makes `worker` call `slow_step`, which waits until the test creates
 `<AGENTD_TEST_GATES>/<session id>.open`; "pay" makes it call `pay`, which needs the user's
-confirmation. Then `closer` (first in the list, so it runs last) says "closed". Every model
-call, tool run and closer run appends a JSON line to `<AGENTD_TEST_GATES>/<session id>.log`
-with its process id.
+confirmation; "book" makes it call `book`, which asks for one itself and lets the model
+speak (ADK's `request_confirmation`). Then `closer` (first in the list, so it runs last) says
+"closed". Every model call, tool run and closer run appends a JSON line to
+`<AGENTD_TEST_GATES>/<session id>.log` with its process id.
 """
 
 import asyncio
@@ -100,6 +101,15 @@ class Closer(BaseAgent):
         )
 
 
+def book(tool_context: ToolContext) -> dict[str, str]:
+    """Books a seat; asks for the seat class first (`request_confirmation`)."""
+    _log(tool_context.session_id, what="tool", name="book")
+    if tool_context.tool_confirmation is None:
+        tool_context.request_confirmation(hint="Which class?", payload={"seat": "economy"})
+        return {"status": "awaiting confirmation"}
+    return {"status": "booked"}
+
+
 def _logged(agent: str) -> Any:
     def before_model(callback_context: Any, llm_request: LlmRequest) -> None:
         del llm_request
@@ -116,11 +126,13 @@ def build(flow: type[BaseAgent], name: str) -> BaseAgent:
             rules=[
                 Rule(when_user="^go$", call=("slow_step", {})),
                 Rule(when_user="^pay$", call=("pay", {"amount": 5})),
+                Rule(when_user="^book$", call=("book", {})),
+                Rule(when_tool="book", say="worked: {status}"),
                 Rule(when_tool="slow_step", say="worked: {result}"),
                 Rule(when_tool="pay", say="worked: {result}"),
             ]
         ),
-        tools=[slow_step, FunctionTool(pay, require_confirmation=True)],
+        tools=[slow_step, FunctionTool(pay, require_confirmation=True), book],
         before_model_callback=_logged("worker"),
     )
     closer = Closer(name=f"{name}_closer")
