@@ -2,11 +2,17 @@
 session address every invocation operation takes."""
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Self
 
 from pydantic import Field, StrictBool, model_validator
 
+from app.sessions.client_calls import (
+    REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
+    REQUEST_EUC_FUNCTION_CALL_NAME,
+    PendingCall,
+)
 from app.sessions.models import Event
 from app.wire import ClientContent, WireModel
 
@@ -131,11 +137,51 @@ class RequiredCall(WireModel):
     #: `adk_request_*` call for confirmations and credentials; the call itself for results).
     request_call_id: str
 
+    @classmethod
+    def of(cls, call: PendingCall) -> Self:
+        """The stored form of a pending call (`app.sessions.client_calls`)."""
+        return cls(
+            function_call_id=call.original_call_id or call.call_id,
+            tool=call.tool or call.response_name,
+            args=call.args,
+            hint=call.hint,
+            payload=call.payload,
+            kind=call.kind,
+            request_call_id=call.call_id,
+        )
+
+    def pending(self) -> PendingCall:
+        """The pending call this stored one is: what a run that continues the invocation starts
+        from (the agent that made it is not stored, nor a credential's config)."""
+        response_name = {
+            "confirmation": REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
+            "credential": REQUEST_EUC_FUNCTION_CALL_NAME,
+        }.get(self.kind, self.tool)
+        return PendingCall(
+            call_id=self.request_call_id,
+            kind=self.kind,
+            agent="",
+            response_name=response_name,
+            original_call_id=self.function_call_id,
+            tool=self.tool,
+            args=dict(self.args),
+            hint=self.hint,
+            payload=self.payload,
+        )
+
 
 class RequiredAction(WireModel):
     """What a `requires_action` invocation waits for."""
 
     calls: list[RequiredCall]
+
+    @classmethod
+    def stored(cls, calls: Sequence[PendingCall]) -> dict[str, Any] | None:
+        """What `calls` are as a stored `requiredAction` (None: the invocation waits for
+        nothing)."""
+        if not calls:
+            return None
+        return cls(calls=[RequiredCall.of(c) for c in calls]).model_dump(mode="json", by_alias=True)
 
 
 class ConfirmationAnswer(WireModel):

@@ -15,6 +15,7 @@ from app.invocations.models import (
     CreateInvocationRequest,
     Invocation,
     InvocationStatus,
+    RequiredAction,
     ResumeInvocationRequest,
     SessionRef,
 )
@@ -76,6 +77,9 @@ class LocalRun:
     #: Announce its committed events on PostgreSQL (it was claimed: its clients are elsewhere;
     #: or another process said it follows it).
     announce: bool = False
+    #: What the invocation waited for when this run resumed it (`StoredInvocation.waited_for`):
+    #: the calls the run starts from when it tells what still waits at its end.
+    waited_for: RequiredAction | None = None
     #: This process's replica id and the invocation's attempt it runs as: the run's fencing
     #: token (the attempt is the row's while queued, set anew when the lease is taken).
     owner: str = ""

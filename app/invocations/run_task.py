@@ -20,7 +20,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from app.contexts.invocation import RunConfig, StreamingMode
 from app.errors import (
@@ -33,12 +32,8 @@ from app.errors import (
     SessionBusy,
 )
 from app.invocations.announcements import Announcer
-from app.invocations.answers import required_action
 from app.invocations.channel import RunChannel
-from app.invocations.models import (
-    InvocationStatus,
-    SessionRef,
-)
+from app.invocations.models import InvocationStatus, RequiredAction, SessionRef
 from app.invocations.outcomes import OutcomeRecorder
 from app.invocations.run_state import (
     Ended,
@@ -59,6 +54,7 @@ from app.observability.metrics import (
     lease_acquired,
     lease_released,
 )
+from app.sessions.client_calls import PendingCalls
 from app.settings import Settings
 
 logger = logging.getLogger("agentd.invocations")
@@ -138,6 +134,7 @@ class RunTasks:
             announce=claimed,
             owner=self._replica_id,
             attempt=invocation.attempt,
+            waited_for=stored.waited_for,
         )
         self._runs[invocation.id] = run
         with bind_invocation(invocation.id):  # the task copies the context: its logs carry the id
@@ -198,7 +195,7 @@ class RunTasks:
         try:
             if not run.held:
                 await self._wait_for_lease(run)
-            asked_client = False
+            pending = await self._pending_before(run)
             async with asyncio.timeout(self._settings.max_invocation_seconds):
                 async for event in runner.run_invocation(
                     user_id=ref.user_id,
@@ -212,16 +209,17 @@ class RunTasks:
                     fence=run.fence,
                 ):
                     await run.channel.publish(event)
-                    if run.announce and not event.partial:
-                        self._announcer.announce(run.invocation_id)
-                    if event.long_running_tool_ids and not event.partial:
-                        asked_client = True
-            # It may wait for the client (a parallel branch may ask early; a recovered one
-            # may have been waiting already).
-            if asked_client or run.recover:
-                action = await self._required_action(runner, ref, run.invocation_id)
-                if action is not None:
-                    return Ended(InvocationStatus.REQUIRES_ACTION, required_action=action)
+                    if not event.partial:
+                        pending.see(event)
+                        if run.announce:
+                            self._announcer.announce(run.invocation_id)
+            # It may wait for the client: what its waiting events listed (a parallel branch may
+            # ask early), and what it waited for before that nothing answered.
+            if pending.incomplete():
+                pending = await self._pending_in_log(run)
+            action = RequiredAction.stored(pending.calls())
+            if action is not None:
+                return Ended(InvocationStatus.REQUIRES_ACTION, required_action=action)
             return Ended(InvocationStatus.COMPLETED)
         except LeaseLost:  # a write found another attempt holding it
             return LetGo.TAKEN_OVER
@@ -298,14 +296,23 @@ class RunTasks:
         if self._runs.get(run.invocation_id) is run:
             del self._runs[run.invocation_id]
 
-    async def _required_action(
-        self, runner: Runner, ref: SessionRef, invocation_id: str
-    ) -> dict[str, Any] | None:
-        """What the invocation waits for (its unanswered client calls), as stored JSON."""
-        session = await runner.session_service.get_session(
-            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
-        )
-        return None if session is None else required_action(session.events, invocation_id)
+    async def _pending_before(self, run: LocalRun) -> PendingCalls:
+        """What the invocation waits for as the run starts: what it waited for when this run
+        resumed it; for a takeover, what its committed events say (the run goes on after them,
+        and they may list calls already: a parallel branch that asked before the owner died)."""
+        if run.recover:
+            return await self._pending_in_log(run)
+        earlier = run.waited_for.calls if run.waited_for is not None else []
+        return PendingCalls(run.invocation_id, [call.pending() for call in earlier])
+
+    async def _pending_in_log(self, run: LocalRun) -> PendingCalls:
+        """What the invocation's committed events say it waits for: for a takeover, and for the
+        rare run that lists a call made before it that the stored action does not describe
+        (`PendingCalls.incomplete`)."""
+        pending = PendingCalls(run.invocation_id)
+        for event in await self._store.events(run.session_pk, run.invocation_id, after_seq=0):
+            pending.see(event)
+        return pending
 
     async def _wait_for_lease(self, run: LocalRun) -> None:
         deadline = time.monotonic() + self._settings.enqueue_timeout_seconds

@@ -34,7 +34,7 @@ from app.errors import (
     SessionNotFound,
     SessionRequiresAction,
 )
-from app.invocations.models import Invocation, InvocationStatus, SessionRef
+from app.invocations.models import Invocation, InvocationStatus, RequiredAction, SessionRef
 from app.observability.metrics import fenced_write
 from app.pagination import decode_page_token, encode_page_token
 from app.sessions.client_calls import answered_ids, is_waiting_event
@@ -61,6 +61,10 @@ class StoredInvocation:
     #: For a resumed invocation, the session's last seq when it was resumed: the events of the
     #: new attempt come after it (0 for a new invocation).
     resumed_after: int = 0
+    #: For one resumed while it waited for the client (`requires_action`): what it waited for.
+    #: The run starts from these calls, so it can tell what still waits when it ends without
+    #: reading the history (`app.sessions.client_calls.PendingCalls`).
+    waited_for: RequiredAction | None = None
 
 
 #: PostgreSQL channels, each payload an invocation id: it committed events or ended; a process
@@ -308,7 +312,8 @@ class InvocationStore:
         key = _session_key(ref)
         now = time.time()
 
-        def unit(db: Db) -> tuple[Any, bool, int]:
+        def unit(db: Db) -> tuple[Any, bool, int, Any]:
+            waited_for: Any = None
             last_seq = SessionRepository(db).last_seq(key)
             if last_seq is None:
                 raise _session_not_found(ref)
@@ -336,13 +341,20 @@ class InvocationStore:
                         )
                     )
                 ):
+                    if current.status == InvocationStatus.REQUIRES_ACTION.value:
+                        waited_for = current.required_action
                     session_pk = repository.resume(
                         key,
                         invocation_id,
                         mode=mode,
                         owner=runner,
                         expires=expires,
-                        request=request,
+                        # A worker that claims it starts from what it waited for, too.
+                        request=(
+                            {**request, _WAITED_FOR_KEY: waited_for}
+                            if request is not None and waited_for is not None
+                            else request
+                        ),
                         completed=True,
                     )
                 if session_pk is None:
@@ -354,20 +366,21 @@ class InvocationStore:
                     )
             if for_workers:
                 repository.announce(session_pk, invocation_id)
-                return repository.get(key, invocation_id), False, last_seq
+                return repository.get(key, invocation_id), False, last_seq, waited_for
             acquired = _acquire(db, invocation_id, session_pk, owner, ttl) is not None
             if not acquired and not wait:
                 # Raised inside the unit, so the invocation stays as it was.
                 raise SessionBusy("Another invocation is running on this session.")
-            return repository.get(key, invocation_id), acquired, last_seq
+            return repository.get(key, invocation_id), acquired, last_seq, waited_for
 
-        row, acquired, last_seq = await self._uow.write("resume", unit)
+        row, acquired, last_seq, waited_for = await self._uow.write("resume", unit)
         return StoredInvocation(
             _to_resource(row),
             int(row.session_pk),
             row.request_hash,
             acquired=acquired,
             resumed_after=last_seq,
+            waited_for=_waited_for(waited_for),
         )
 
     async def delete(self, invocation_id: str) -> None:
@@ -448,10 +461,15 @@ class InvocationStore:
                 if taken is None:
                     repository.release_lease(session_pk, invocation_id)
                     continue
+                request = dict(taken.request or {})
                 stored = StoredInvocation(
-                    _to_resource(taken), session_pk, taken.request_hash, acquired=True
+                    _to_resource(taken),
+                    session_pk,
+                    taken.request_hash,
+                    acquired=True,
+                    waited_for=_waited_for(request.pop(_WAITED_FOR_KEY, None)),
                 )
-                claimed.append(Claimed(stored, dict(taken.request or {}), started))
+                claimed.append(Claimed(stored, request, started))
             return claimed, len(rows) - len(claimed)
 
         return await self._uow.write("claim", unit)
@@ -621,6 +639,13 @@ class InvocationStore:
 
 #: Events read per query while looking for answers to an invocation's waiting calls.
 _ANSWER_PAGE = 200
+#: Where the stored request of a run that answers a waiting invocation keeps the
+#: `requiredAction` it answered (the row's own is cleared while the invocation runs again).
+_WAITED_FOR_KEY = "waitedFor"
+
+
+def _waited_for(stored: Any) -> RequiredAction | None:
+    return RequiredAction.model_validate(stored) if isinstance(stored, dict) else None
 
 
 def _required_call_ids(required_action: dict[str, Any] | None) -> set[str]:

@@ -16,12 +16,12 @@ name the calls the client answers:
   stored "waiting" response keeps the wrapped agent's history (`AGENT_TOOL_EVENTS_KEY`) and the
   inner ids (`AGENT_TOOL_WAITING_KEY`).
 
-The rule (`pending_client_calls`), for every id a non-user event of the invocation lists in
-`long_running_tool_ids`: it is pending unless a function response with that id comes after the
-LAST event listing it. (A call can be listed again: the agent re-lists the unanswered
-confirmations of a step when only some were answered, and lists a confirmed long-running call
-whose tool returned no result yet, whose earlier "requires confirmation" answer then no longer
-counts.)
+The rule (`PendingCalls`; `pending_client_calls` over a whole history), for every id a non-user
+event of the invocation lists in `long_running_tool_ids`: it is pending unless a function
+response with that id comes after the LAST event listing it. (A call can be listed again: the
+agent re-lists the unanswered confirmations of a step when only some were answered, and lists a
+confirmed long-running call whose tool returned no result yet, whose earlier "requires
+confirmation" answer then no longer counts.)
 
 This module sits below the contexts so that tools, the invocation store and the engine all
 speak one vocabulary; the agents' round trips (`app/agents/*_flow.py`) build on it.
@@ -243,26 +243,83 @@ def pending_client_calls(events: Sequence[Event], invocation_id: str) -> list[Pe
     """The long-running calls of invocation `invocation_id` that `events` (the session's
     history, in order) leave unanswered, in the order the invocation's events last listed them;
     see the module's docstring for the rule."""
-    calls: dict[str, tuple[str, types.FunctionCall]] = {}
-    responses: dict[str, int] = {}
-    listed: dict[str, tuple[int, int]] = {}
-    for index, event in enumerate(events):
+    pending = PendingCalls(invocation_id)
+    for event in events:
+        pending.see(event)
+    return pending.calls()
+
+
+class PendingCalls:
+    """The rule of this module applied one event at a time: what the invocation waits for after
+    the events seen so far.
+
+    A run feeds it the events it commits, starting from what the invocation waited for when the
+    run began (`earlier`: the calls of its stored `requiredAction`, in their order), so the run's
+    end knows what it waits for without reading the history again; `pending_client_calls` feeds
+    it a whole history. An earlier call stays pending until an event answers it, whether or not
+    the run lists it again (a resumed run may go on without re-listing the calls nobody
+    answered yet)."""
+
+    def __init__(self, invocation_id: str, earlier: Sequence[PendingCall] = ()) -> None:
+        self._invocation_id = invocation_id
+        #: Every call seen, by id, with its author: the first one wins, as in a history.
+        self._calls: dict[str, tuple[str, types.FunctionCall]] = {}
+        #: The ids listed, in the order of their last listing: True once answered after it.
+        self._listed: dict[str, bool] = {}
+        #: The earlier calls as stored, for those no event seen here makes again.
+        self._earlier = {call.call_id: call for call in earlier}
+        for call in earlier:
+            self._listed[call.call_id] = False
+            if call.original_call_id and call.tool:
+                # A later event may list the original call's id (a confirmed long-running call
+                # whose tool returned no result) or name it (a credential request): known here.
+                original = types.FunctionCall(
+                    id=call.original_call_id, name=call.tool, args=dict(call.args)
+                )
+                self._calls.setdefault(call.original_call_id, (call.agent, original))
+
+    def see(self, event: Event) -> None:
+        """Take the next event (in history order; partial events are not part of it)."""
         for call in event.get_function_calls():
-            if call.id and call.id not in calls:
-                calls[call.id] = (event.author, call)
+            if call.id and call.id not in self._calls:
+                self._calls[call.id] = (event.author, call)
         for response in event.get_function_responses():
-            if response.id:
-                responses[response.id] = index  # the last one
-        if event.invocation_id == invocation_id and event.author != "user":
-            for position, call_id in enumerate(event.long_running_tool_ids or ()):
-                listed[call_id] = (index, position)
-    pending: list[PendingCall] = []
-    for call_id, (index, _) in sorted(listed.items(), key=lambda item: item[1]):
-        if call_id not in calls or responses.get(call_id, -1) > index:
-            continue
-        author, call = calls[call_id]
-        pending.append(_pending(call_id, author, call, calls))
-    return pending
+            if response.id in self._listed:
+                self._listed[response.id] = True
+        # After the answers: an event answering and listing one id leaves it pending.
+        if event.invocation_id == self._invocation_id and event.author != "user":
+            for call_id in event.long_running_tool_ids or ():
+                self._listed.pop(call_id, None)
+                self._listed[call_id] = False
+
+    def incomplete(self) -> bool:
+        """Whether a call still pending is one no event seen made, nor `earlier` describes (a
+        call made before the run, whose confirmation was answered in an earlier one, listed
+        now that its tool gave no result; or the call a credential request names): only the
+        history knows what it is."""
+        for call_id, answered in self._listed.items():
+            known = self._calls.get(call_id)
+            if answered or (known is None and call_id in self._earlier):
+                continue
+            if known is None:
+                return True
+            asked = (known[1].args or {}).get("functionCallId")
+            if known[1].name == REQUEST_EUC_FUNCTION_CALL_NAME and asked not in self._calls:
+                return True
+        return False
+
+    def calls(self) -> list[PendingCall]:
+        """The calls still unanswered, in the order they were last listed."""
+        pending: list[PendingCall] = []
+        for call_id, answered in self._listed.items():
+            if answered:
+                continue
+            known = self._calls.get(call_id)
+            if known is not None:
+                pending.append(_pending(call_id, known[0], known[1], self._calls))
+            elif call_id in self._earlier:
+                pending.append(self._earlier[call_id])
+        return pending
 
 
 def _pending(
