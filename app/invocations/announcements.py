@@ -14,7 +14,8 @@ import contextlib
 import logging
 from collections.abc import Iterator
 
-from app.invocations.store import EVENTS_CHANNEL, InvocationStore
+from app.invocations.notices import EVENTS_CHANNEL
+from app.invocations.store import InvocationStore
 
 logger = logging.getLogger("agentd.invocations")
 
@@ -49,7 +50,7 @@ class Announcer:
             self._wanted.clear()
             batch, self._pending = sorted(self._pending), set()
             try:
-                await self._store.announce(EVENTS_CHANNEL, batch)
+                await self._store.notices.notify(EVENTS_CHANNEL, batch)
             except Exception:  # followers fall back to reading on a timer
                 logger.exception("announcing events failed")
 

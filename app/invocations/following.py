@@ -12,9 +12,10 @@ from collections.abc import AsyncIterator
 from app.invocations.announcements import Followers
 from app.invocations.channel import StreamItem
 from app.invocations.models import Invocation
+from app.invocations.notices import FOLLOW_CHANNEL
 from app.invocations.run_state import RunHandle
 from app.invocations.run_task import RunTasks
-from app.invocations.store import FOLLOW_CHANNEL, InvocationStore
+from app.invocations.store import InvocationStore
 from app.observability.metrics import follow_woken
 from app.sessions.models import Event
 
@@ -87,8 +88,8 @@ class Following:
         """Follow a run of another process (or attempt) through the database."""
         invocation_id = handle.invocation.id
         with self._followers.following(invocation_id) as woken:
-            if self._store.listening:
-                await self._store.announce(FOLLOW_CHANNEL, [invocation_id])
+            if self._store.notices.listening:
+                await self._store.notices.notify(FOLLOW_CHANNEL, [invocation_id])
             while True:
                 woken.clear()
                 invocation = (await self._store.get(handle.ref, invocation_id)).invocation
@@ -99,7 +100,11 @@ class Following:
                     # Events committed just before the status changed are in the batch.
                     yield StreamItem("done", invocation=invocation)
                     return
-                timeout = REMOTE_FALLBACK_SECONDS if self._store.listening else REMOTE_POLL_SECONDS
+                timeout = (
+                    REMOTE_FALLBACK_SECONDS
+                    if self._store.notices.listening
+                    else REMOTE_POLL_SECONDS
+                )
                 try:
                     await asyncio.wait_for(woken.wait(), timeout=timeout)
                     follow_woken("notification")

@@ -125,7 +125,7 @@ class InvocationManager:
         """Listen for other processes' ends of runs and queued work (PostgreSQL); if this
         process runs invocations, take over those left by dead processes, then keep claiming
         (woken by notifications, else periodically)."""
-        await self._store.listen_for_free_sessions(
+        await self._store.notices.listen(
             self._on_session_free,
             on_connect=self._on_listen_connect,
             on_events=self._followers.wake,
@@ -144,7 +144,7 @@ class InvocationManager:
         await self._registry.close()  # toolsets: MCP sessions and their subprocesses
         await self._outcomes.close()
         await self._announcer.stop()
-        await self._store.stop_listening()
+        await self._store.notices.stop()
 
     async def expire_waiting(self) -> int:
         """Settle the invocations that waited for the client too long (see `QueueWorker`)."""

@@ -175,6 +175,10 @@ class RequiredAction(WireModel):
 
     calls: list[RequiredCall]
 
+    def request_call_ids(self) -> set[str]:
+        """The ids the client's function responses answer (`RequiredCall.request_call_id`)."""
+        return {call.request_call_id for call in self.calls}
+
     @classmethod
     def stored(cls, calls: Sequence[PendingCall]) -> dict[str, Any] | None:
         """What `calls` are as a stored `requiredAction` (None: the invocation waits for

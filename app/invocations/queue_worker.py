@@ -18,6 +18,7 @@ from typing import Any
 
 from app.errors import ActionExpired, AgentdError
 from app.invocations.answers import expiry_answers
+from app.invocations.leases import Claimed
 from app.invocations.models import (
     AnswerInvocationRequest,
     InvocationStatus,
@@ -28,7 +29,7 @@ from app.invocations.outcomes import OutcomeRecorder
 from app.invocations.run_state import USER_EVENT_ID_KEY, RunHandle
 from app.invocations.run_task import RunTasks
 from app.invocations.runner import Runner
-from app.invocations.store import Claimed, InvocationStore
+from app.invocations.store import InvocationStore
 from app.observability.metrics import queue_claimed, queue_depth
 from app.sessions.fence import Fence
 from app.settings import Settings

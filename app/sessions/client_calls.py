@@ -28,7 +28,7 @@ speak one vocabulary; the agents' round trips (`app/agents/*_flow.py`) build on 
 """
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -154,6 +154,31 @@ def calling_event(
         if any(call.id in answered for call in event.get_function_calls()):
             return event
     return None
+
+
+def still_waiting(last: Event, later: Iterable[Event]) -> set[str]:
+    """The calls `last` (an invocation's last event) lists that no event of `later` (the
+    session's events after it, in order) answers: what a completed invocation still waits for.
+    `later` is read only until every one is answered."""
+    waiting = set(last.long_running_tool_ids or ())
+    if waiting:
+        for event in later:
+            waiting -= answered_ids(event)
+            if not waiting:
+                break
+    return waiting
+
+
+def long_running_calls(events: Iterable[Event]) -> set[str]:
+    """The ids of the long-running tool calls the model responses among `events` made (not the
+    framework's own client calls, listed by waiting events, whose answers have rules of their
+    own)."""
+    calls: set[str] = set()
+    for event in events:
+        if event.long_running_tool_ids and not is_waiting_event(event):
+            made = {call.id for call in event.get_function_calls() if call.id}
+            calls |= made & set(event.long_running_tool_ids)
+    return calls
 
 
 def original_call_of(request: types.FunctionCall) -> dict[str, Any]:
