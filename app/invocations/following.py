@@ -2,17 +2,17 @@
 
 A run in this process is followed through its channel (`RunChannel`); a run elsewhere (another
 process, or another attempt after this process let it go) through the database: each time the
-process running it announces new events (PostgreSQL, asked for once on FOLLOW_CHANNEL), and on a
-timer for what no announcement covers (SQLite; a lost notification).
+process running it publishes new events (PostgreSQL, asked for once on FOLLOW_CHANNEL), and on a
+timer for what no publication covers (SQLite; a lost notification).
 """
 
 import asyncio
 from collections.abc import AsyncIterator
 
-from app.invocations.announcements import Followers
 from app.invocations.channel import StreamItem
 from app.invocations.models import Invocation
 from app.invocations.notices import FOLLOW_CHANNEL
+from app.invocations.publishing import Followers
 from app.invocations.run_state import RunHandle
 from app.invocations.run_task import RunTasks
 from app.invocations.store import InvocationStore

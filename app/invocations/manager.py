@@ -40,7 +40,6 @@ from app.errors import (
     OutcomeUnknown,
     SessionBusy,
 )
-from app.invocations.announcements import Announcer, Followers
 from app.invocations.answers import (
     answer_ids,
     answer_message,
@@ -58,6 +57,7 @@ from app.invocations.models import (
     SessionRef,
 )
 from app.invocations.outcomes import OutcomeRecorder
+from app.invocations.publishing import EventPublisher, Followers
 from app.invocations.queue_worker import QueueWorker
 from app.invocations.registry import AppRegistry
 from app.invocations.run_state import USER_EVENT_ID_KEY, RunHandle
@@ -94,9 +94,9 @@ class InvocationManager:
             f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         )
         self._runners: dict[str, Runner] = {}
-        #: Followers here of runs elsewhere; the announcements of the runs here.
+        #: Followers here of runs elsewhere; the publisher of the runs here.
         self._followers = Followers()
-        self._announcer = Announcer(store)
+        self._publisher = EventPublisher(store.notices)
         self._waiters = SessionWaiters()
         self._outcomes = OutcomeRecorder(store, self._waiters.wake)
         self._tasks = RunTasks(
@@ -105,7 +105,7 @@ class InvocationManager:
             replica_id=self.replica_id,
             outcomes=self._outcomes,
             waiters=self._waiters,
-            announcer=self._announcer,
+            publisher=self._publisher,
             on_claimed_run_end=lambda: self._worker.wake(),
         )
         self._worker = QueueWorker(
@@ -131,7 +131,7 @@ class InvocationManager:
             on_events=self._followers.wake,
             on_follow=self._tasks.followed_elsewhere,
         )
-        self._announcer.start()
+        self._publisher.start()
         if self._settings.run_invocations:
             await self._worker.start()
 
@@ -143,7 +143,7 @@ class InvocationManager:
         await self._tasks.shutdown(self._settings.shutdown_grace_seconds)
         await self._registry.close()  # toolsets: MCP sessions and their subprocesses
         await self._outcomes.close()
-        await self._announcer.stop()
+        await self._publisher.stop()
         await self._store.notices.stop()
 
     async def expire_waiting(self) -> int:
@@ -159,7 +159,7 @@ class InvocationManager:
     def _on_listen_connect(self) -> None:
         self._waiters.wake_all()
         self._worker.wake()
-        self._followers.wake_all()  # what was announced meanwhile is lost
+        self._followers.wake_all()  # what was published meanwhile is lost
 
     # -- admission ------------------------------------------------------------------------
 

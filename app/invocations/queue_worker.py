@@ -6,7 +6,7 @@ AGENTD_WORKER_CONCURRENCY, and launches them as runs of this process: a takeover
 the last committed event (Runner `recover`), attempt + 1; after AGENTD_MAX_ATTEMPTS the claim
 fails it with `invocation-interrupted` instead. It also settles invocations that waited for the
 client past AGENTD_ACTION_TIMEOUT_SECONDS. Notifications wake it on PostgreSQL (`wake`); a
-periodic claim covers what nobody announced (SQLite's only trigger).
+periodic claim covers what nobody notified (SQLite's only trigger).
 """
 
 import asyncio
@@ -36,7 +36,7 @@ from app.settings import Settings
 
 logger = logging.getLogger("agentd.invocations")
 
-#: How often a process that runs invocations looks for work nobody announced: a dead process's
+#: How often a process that runs invocations looks for work nobody notified: a dead process's
 #: expired run, or anything queued while it was not listening (SQLite: every new one).
 CLAIM_POLL_SECONDS = 1.0
 

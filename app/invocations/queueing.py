@@ -63,7 +63,7 @@ class QueueStore(StoreUnits):
         """Insert a queued invocation and, if asked, try to take the lease in the same transaction.
 
         `for_workers`: queue it for any process that runs invocations instead (no owner, expired
-        at once, announced on PostgreSQL); `acquire` must then be False.
+        at once, notified on PostgreSQL); `acquire` must then be False.
 
         An invocation of the session that waits for the client (`requires_action`) is settled
         first, in the same transaction: `on_waiting="reject"` raises SessionRequiresAction and
@@ -119,7 +119,7 @@ class QueueStore(StoreUnits):
                 raise SessionBusy("Another invocation is running on this session.")
             repository.insert({**row, "session_pk": pk})
             if for_workers:
-                repository.announce(pk, invocation_id)
+                repository.notify_session_free(pk, invocation_id)
             return pk, acquire_lease(db, invocation_id, pk, owner, ttl) if acquire else None
 
         try:
@@ -225,7 +225,7 @@ class QueueStore(StoreUnits):
                         invocationStatus=current.status,
                     )
             if for_workers:
-                repository.announce(session_pk, invocation_id)
+                repository.notify_session_free(session_pk, invocation_id)
                 return repository.get(key, invocation_id), False, last_seq, waited_for
             acquired = acquire_lease(db, invocation_id, session_pk, owner, ttl) is not None
             if not acquired and not wait:

@@ -74,9 +74,9 @@ class LocalRun:
     let_go: LetGo | None = None
     #: It holds its session's lease (for the lease gauge).
     held: bool = False
-    #: Announce its committed events on PostgreSQL (it was claimed: its clients are elsewhere;
+    #: Publish its committed events on PostgreSQL (it was claimed: its clients are elsewhere;
     #: or another process said it follows it).
-    announce: bool = False
+    publish_events: bool = False
     #: What the invocation waited for when this run resumed it (`StoredInvocation.waited_for`):
     #: the calls the run starts from when it tells what still waits at its end.
     waited_for: RequiredAction | None = None

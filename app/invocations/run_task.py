@@ -31,10 +31,10 @@ from app.errors import (
     LeaseLost,
     SessionBusy,
 )
-from app.invocations.announcements import Announcer
 from app.invocations.channel import RunChannel
 from app.invocations.models import InvocationStatus, RequiredAction, SessionRef
 from app.invocations.outcomes import OutcomeRecorder
+from app.invocations.publishing import EventPublisher
 from app.invocations.run_state import (
     Ended,
     LetGo,
@@ -76,7 +76,7 @@ class RunTasks:
         replica_id: str,
         outcomes: OutcomeRecorder,
         waiters: SessionWaiters,
-        announcer: Announcer,
+        publisher: EventPublisher,
         on_claimed_run_end: Callable[[], None],
     ) -> None:
         self._store = store
@@ -84,7 +84,7 @@ class RunTasks:
         self._replica_id = replica_id
         self._outcomes = outcomes
         self._waiters = waiters
-        self._announcer = announcer
+        self._publisher = publisher
         #: A claimed run ended: the next of its session may be queued for any worker.
         self._on_claimed_run_end = on_claimed_run_end
         self._runs: dict[str, LocalRun] = {}
@@ -101,11 +101,11 @@ class RunTasks:
         return sum(run.claimed for run in self._runs.values())
 
     def followed_elsewhere(self, invocation_id: str) -> None:
-        """Another process follows the invocation: announce its committed events from now on."""
+        """Another process follows the invocation: publish its committed events from now on."""
         run = self._runs.get(invocation_id)
-        if run is not None and not run.announce:
-            run.announce = True
-            self._announcer.announce(invocation_id)  # what it committed before the ask
+        if run is not None and not run.publish_events:
+            run.publish_events = True
+            self._publisher.publish(invocation_id)  # what it committed before the ask
 
     def launch(
         self,
@@ -131,7 +131,7 @@ class RunTasks:
             recover=recover,
             claimed=claimed,
             held=stored.acquired,
-            announce=claimed,
+            publish_events=claimed,
             owner=self._replica_id,
             attempt=invocation.attempt,
             waited_for=stored.waited_for,
@@ -211,8 +211,8 @@ class RunTasks:
                     await run.channel.publish(event)
                     if not event.partial:
                         pending.see(event)
-                        if run.announce:
-                            self._announcer.announce(run.invocation_id)
+                        if run.publish_events:
+                            self._publisher.publish(run.invocation_id)
             # It may wait for the client: what its waiting events listed (a parallel branch may
             # ask early), and what it waited for before that nothing answered.
             if pending.incomplete():
@@ -267,8 +267,8 @@ class RunTasks:
         if run.held:
             lease_released()
         invocation_finished(ref.app_name, end.status.value)
-        if run.announce:
-            self._announcer.announce(run.invocation_id)
+        if run.publish_events:
+            self._publisher.publish(run.invocation_id)
         await run.channel.close(final)
         self._forget(run)
 

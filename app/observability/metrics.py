@@ -134,7 +134,7 @@ class Metrics:
         self.follow_wakeups = Counter(
             "agentd_follow_wakeups_total",
             "Times a follower of a run in another process read new events, by what prompted "
-            "it: notification (the running process announced events, PostgreSQL) or timer "
+            "it: notification (the running process published events, PostgreSQL) or timer "
             "(none came in time; SQLite's only way).",
             ["cause"],
             registry=self.registry,

@@ -265,7 +265,7 @@ def test_a_stream_from_the_api_replica_follows_a_run_on_a_worker_and_cancel_reac
         assert [e["id"] for e in events] == [e["id"] for e in stored]  # each once, in order
         assert [f.id for f in frames[:-1]] == [str(e["seq"]) for e in stored]
         assert all(e["pid"] == worker.process.pid for e in pg_env.log("s1"))
-        # The API replica read on when the worker announced events, never by its timer.
+        # The API replica read on when the worker published events, never by its timer.
         wakeups = _metric(http, "agentd_follow_wakeups_total")
         assert wakeups.get('cause="notification"', 0) >= 1
         assert wakeups.get('cause="timer"', 0) == 0
@@ -378,10 +378,10 @@ def _metric(http: httpx.Client, name: str) -> dict[str, float]:
     return samples
 
 
-def test_a_follower_on_another_replica_is_woken_by_the_running_replicas_announcements(
+def test_a_follower_on_another_replica_is_woken_by_the_running_replicas_publications(
     pg_env: Env,
 ) -> None:
-    """A run a replica accepted itself announces its events once another process follows it
+    """A run a replica accepted itself publishes its events once another process follows it
     (FOLLOW_CHANNEL): the follower reads on when told, not on its timer."""
     running = pg_env.server("a")
     following = pg_env.server("b")

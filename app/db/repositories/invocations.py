@@ -6,7 +6,7 @@ a session is addressed by the `session_key(...)` parameters (`k_app`, `k_user`, 
 invocation's own id is `k_invocation`. Status filters are spelled as `=` comparisons rather than
 `IN (...)`: an IN list is expanded per execution, which the fast path's precompiled plans cannot do.
 
-On PostgreSQL, ending an invocation (`release_lease`) also announces on `SESSION_FREE_CHANNEL`
+On PostgreSQL, ending an invocation (`release_lease`) also notifies `SESSION_FREE_CHANNEL`
 that its session may be free, so queued runs on other replicas try at once instead of at their
 next poll; the notification is delivered when the unit commits, never if it rolls back.
 """
@@ -560,13 +560,13 @@ class InvocationRepository:
 
     def hand_back(self, invocation_id: str, session_pk: int, *, owner: str, attempt: int) -> bool:
         """Expire the invocation and its session lease now, for another process to take over,
-        if attempt `attempt` of `owner` still holds it (on PostgreSQL, announce it); whether it
-        did."""
+        if attempt `attempt` of `owner` still holds it (on PostgreSQL, notify
+        `SESSION_FREE_CHANNEL`); whether it did."""
         params = {"k_invocation": invocation_id, "k_owner": owner, "k_attempt": attempt}
         if self._db.execute(_HAND_BACK, params).rowcount == 0:
             return False
         self._db.execute(_EXPIRE_LEASE, [{"k_pk": session_pk, "k_invocation": invocation_id}])
-        self.announce(session_pk, invocation_id)
+        self.notify_session_free(session_pk, invocation_id)
         return True
 
     # -- session leases -------------------------------------------------------------------
@@ -596,9 +596,9 @@ class InvocationRepository:
         that ended (gave up, cancelled) may have been the one the others queued behind.
         """
         self._db.execute(_RELEASE_LEASE, [{"k_pk": session_pk, "k_invocation": invocation_id}])
-        self.announce(session_pk, invocation_id)
+        self.notify_session_free(session_pk, invocation_id)
 
-    def announce(self, session_pk: int, invocation_id: str) -> None:
+    def notify_session_free(self, session_pk: int, invocation_id: str) -> None:
         """On PostgreSQL, notify `SESSION_FREE_CHANNEL` that the session may have work for any
         process (a run ended, was handed back, or was queued for workers); on commit."""
         if self._db.dialect.name == "postgresql":

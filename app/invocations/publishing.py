@@ -1,10 +1,11 @@
-"""Telling processes that follow an invocation elsewhere that it committed events (PostgreSQL).
+"""Publishing an invocation's committed events to the processes that follow it elsewhere
+(PostgreSQL).
 
-The process running an invocation announces its committed events on EVENTS_CHANNEL when
+The process running an invocation publishes that it committed events on EVENTS_CHANNEL when
 someone elsewhere may be reading them: always for a run it claimed from the queue (its clients
 are on API replicas), and for other runs once a follower elsewhere asks on FOLLOW_CHANNEL.
-Announcements are batched: one `pg_notify` statement for every invocation with news since the
-last one. A follower waits on its own wake-up (`Followers.following`), set by an announcement
+Publications are batched: one `pg_notify` statement for every invocation with news since the
+last one. A follower waits on its own wake-up (`Followers.following`), set by a publication
 for its invocation or by a reconnect of the listening connection (what was sent meanwhile is
 lost); it reads the log on a timer when none comes.
 """
@@ -14,23 +15,22 @@ import contextlib
 import logging
 from collections.abc import Iterator
 
-from app.invocations.notices import EVENTS_CHANNEL
-from app.invocations.store import InvocationStore
+from app.invocations.notices import EVENTS_CHANNEL, StoreNotices
 
 logger = logging.getLogger("agentd.invocations")
 
 
-class Announcer:
-    """Batches this process's announcements and sends them from a task of its own."""
+class EventPublisher:
+    """Batches this process's publications and sends them from a task of its own."""
 
-    def __init__(self, store: InvocationStore) -> None:
-        self._store = store
+    def __init__(self, notices: StoreNotices) -> None:
+        self._notices = notices
         self._pending: set[str] = set()
         self._wanted = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._send_forever(), name="agentd-announcer")
+        self._task = asyncio.create_task(self._send_forever(), name="agentd-event-publisher")
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -39,8 +39,8 @@ class Announcer:
                 await self._task
             self._task = None
 
-    def announce(self, invocation_id: str) -> None:
-        """Announce (soon, batched) that `invocation_id` committed events or ended."""
+    def publish(self, invocation_id: str) -> None:
+        """Publish (soon, batched) that `invocation_id` committed events or ended."""
         self._pending.add(invocation_id)
         self._wanted.set()
 
@@ -50,9 +50,9 @@ class Announcer:
             self._wanted.clear()
             batch, self._pending = sorted(self._pending), set()
             try:
-                await self._store.notices.notify(EVENTS_CHANNEL, batch)
+                await self._notices.notify(EVENTS_CHANNEL, batch)
             except Exception:  # followers fall back to reading on a timer
-                logger.exception("announcing events failed")
+                logger.exception("publishing events failed")
 
 
 class Followers:
@@ -63,7 +63,7 @@ class Followers:
 
     @contextlib.contextmanager
     def following(self, invocation_id: str) -> Iterator[asyncio.Event]:
-        """A wake-up set whenever `invocation_id` is announced, while the block runs."""
+        """A wake-up set whenever `invocation_id` is published, while the block runs."""
         woken = asyncio.Event()
         self._waiting.setdefault(invocation_id, set()).add(woken)
         try:
