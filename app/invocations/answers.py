@@ -35,7 +35,6 @@ from app.invocations.models import (
     ConfirmationAnswer,
     Invocation,
     InvocationStatus,
-    RequiredAction,
     RequiredCall,
     ResultAnswer,
     ResumeInvocationRequest,
@@ -44,7 +43,6 @@ from app.invocations.models import (
 from app.sessions.client_calls import (
     REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
     REQUEST_EUC_FUNCTION_CALL_NAME,
-    pending_client_calls,
 )
 from app.sessions.models import Event, EventActions
 from app.sessions.storage import StorageLimits, prepare_event
@@ -150,25 +148,6 @@ def check_answers(
         custom_metadata=dict(resumed.custom_metadata) if resumed.custom_metadata else None,
     )
     prepare_event(user_event, StorageLimits(max_event_bytes=max_event_bytes))
-
-
-def required_action(events: Sequence[Event], invocation_id: str) -> dict[str, Any] | None:
-    """What the invocation waits for (its unanswered client calls), as stored JSON."""
-    calls = [
-        RequiredCall(
-            function_call_id=p.original_call_id or p.call_id,
-            tool=p.tool or p.response_name,
-            args=p.args,
-            hint=p.hint,
-            payload=p.payload,
-            kind=p.kind,
-            request_call_id=p.call_id,
-        )
-        for p in pending_client_calls(events, invocation_id)
-    ]
-    if not calls:
-        return None
-    return RequiredAction(calls=calls).model_dump(mode="json", by_alias=True)
 
 
 async def answer_message(

@@ -34,7 +34,7 @@ from app.invocations.stored import (
     to_resource,
     waited_for_action,
 )
-from app.sessions.client_calls import long_running_calls, still_waiting
+from app.sessions.client_calls import answerable_again, still_waiting
 from app.sessions.models import Event
 
 #: Events read per query while looking for answers to an invocation's waiting calls.
@@ -285,7 +285,7 @@ def _events_after(db: Db, session_pk: int, after_seq: int) -> Iterator[Event]:
 
 def _answerable_calls(db: Db, session_pk: int, invocation_id: str) -> set[str]:
     """The calls of a completed invocation an answer continues it for: those its last event
-    lists that nothing answered yet, and its model's long-running tool calls."""
+    lists that nothing answered yet, and those it may take again (`answerable_again`)."""
     sessions = SessionRepository(db)
     found: set[str] = set()
     last = sessions.last_invocation_event(session_pk, invocation_id)
@@ -293,7 +293,7 @@ def _answerable_calls(db: Db, session_pk: int, invocation_id: str) -> set[str]:
         seq, data = last
         found = still_waiting(Event.from_stored(seq, data), _events_after(db, session_pk, seq))
     stored = sessions.invocation_events(session_pk, invocation_id, after_seq=0)
-    return found | long_running_calls(Event.from_stored(seq, data) for seq, data in stored)
+    return found | answerable_again(Event.from_stored(seq, data) for seq, data in stored)
 
 
 __all__ = ["ANSWER_PAGE", "QueueStore"]

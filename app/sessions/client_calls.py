@@ -169,15 +169,23 @@ def still_waiting(last: Event, later: Iterable[Event]) -> set[str]:
     return waiting
 
 
-def long_running_calls(events: Iterable[Event]) -> set[str]:
-    """The ids of the long-running tool calls the model responses among `events` made (not the
-    framework's own client calls, listed by waiting events, whose answers have rules of their
-    own)."""
+def answerable_again(events: Iterable[Event]) -> set[str]:
+    """The ids of the calls among `events` (one invocation's) that an answer may continue the
+    invocation for after it completed, as ADK does: the long-running tool calls its model made
+    (the tool answered "pending"; the result comes now, once or again), and its
+    `adk_request_confirmation` calls (a confirmation sent again is stored and runs nothing).
+    Not credential requests: a credential is used once, by the run it was asked for."""
     calls: set[str] = set()
     for event in events:
-        if event.long_running_tool_ids and not is_waiting_event(event):
-            made = {call.id for call in event.get_function_calls() if call.id}
-            calls |= made & set(event.long_running_tool_ids)
+        listed = set(event.long_running_tool_ids or ())
+        if not listed:
+            continue
+        waiting = is_waiting_event(event)
+        for call in event.get_function_calls():
+            if call.id in listed and (
+                not waiting or call.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+            ):
+                calls.add(call.id)
     return calls
 
 
