@@ -23,6 +23,19 @@ def outline(history: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def kinds(history: list[dict[str, Any]]) -> list[str]:
+    """Each event as `author: <keys of its parts>` (e.g. `agent: functionCall`), or `author:
+    error <errorCode>`."""
+    lines = []
+    for event in history:
+        if event.get("errorCode"):
+            lines.append(f"{event['author']}: error {event['errorCode']}")
+        else:
+            keys = [key for part in parts(event) for key in part if part[key] is not None]
+            lines.append(f"{event['author']}: {' '.join(keys)}")
+    return lines
+
+
 def assert_whole(history: list[dict[str, Any]]) -> None:
     """In seq order, no seq twice, and every call answered exactly once."""
     seqs = [e["seq"] for e in history]

@@ -3,7 +3,8 @@ agents folder: `sqlite_server, postgres_server, http = on_both_backends("x", wri
 
 `write_agents(root)` writes the agents folder under `root` and returns it; each backend gets
 its own migrated database and its own server (with `settings`, more AGENTD_* variables, if
-given); `http` is parametrized over the two.
+given); `http` is parametrized over the two. `get_json(http, path)`: a GET that must
+answer 200.
 """
 
 from collections.abc import Callable, Iterator
@@ -68,3 +69,10 @@ def on_both_backends(
             yield client
 
     return sqlite_server, postgres_server, http
+
+
+def get_json(http: httpx.Client, path: str) -> Any:
+    """`GET path`, which must answer 200: the JSON it answers."""
+    got = http.get(path)
+    assert got.status_code == 200, got.text
+    return got.json()

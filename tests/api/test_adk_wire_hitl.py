@@ -8,7 +8,7 @@ it is confirmed, and `resume_app` (`ResumabilityConfig(is_resumable=True)`) has 
 tool that returns nothing. Each model, after a function response, says `<tool> answered:
 <response json>`; after anything else it calls its tool. The models record every request and the
 tools every run, one JSON line per session, so a test sees how often a tool ran and what the
-model was sent.
+model was sent (`tests/api/recorded_flows.py`).
 
 The client answers as ADK's dev UI does: `/run_sse` with the function response in `newMessage`,
 `functionCallEventId`, no `invocationId`. Each test compares statuses, frame counts, event shapes
@@ -18,77 +18,30 @@ with the recording; where agentd differs on purpose the test says so (a row of t
 """
 
 import json
-import textwrap
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.api.served import on_both_backends
-from tests.live_server import LiveServer, iter_sse
+from tests.api.recorded_flows import (
+    USER,
+    get_session,
+    list_invocations,
+    logged,
+    new_session,
+    recorded_flow,
+    recording_servers,
+    run_sse,
+    statuses,
+)
+from tests.histories import kinds
 
-FIXTURES = Path(__file__).resolve().parents[1] / "data" / "adk-fixtures"
-USER = "u1"
 CONFIRM_HINT = (
     "Please approve or reject the tool call transfer_money() by responding with a "
     "FunctionResponse with an expected ToolConfirmation payload."
 )
 FLIGHT_HINT = "Confirm the flight to Paris and choose a seat class."
-
-_COMMON = '''
-import json
-from collections.abc import AsyncGenerator
-from pathlib import Path
-from typing import Any
-
-from google.genai import types
-
-from app.agents import LlmAgent
-from app.models.llm import LlmRequest, LlmResponse
-from app.models.scripted import ScriptedLlm
-from app.tools.tool_context import ToolContext
-
-RECORDS = Path(__file__).resolve().parents[2] / "records"
-
-
-def _record(session_id: str, **entry: Any) -> None:
-    RECORDS.mkdir(exist_ok=True)
-    with (RECORDS / f"{session_id}.jsonl").open("a") as log:
-        log.write(json.dumps(entry) + "\\n")
-
-
-class RecordingLlm(ScriptedLlm):
-    """After a function response: "<tool> answered: <response json>"; else CALL. Every
-    request is recorded (its contents as JSON) under the session its labels name."""
-
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        labels = (llm_request.config.labels if llm_request.config else None) or {}
-        contents = [c.model_dump(mode="json", exclude_none=True) for c in llm_request.contents]
-        _record(labels.get("session", ""), what="model", contents=contents)
-        last = llm_request.contents[-1] if llm_request.contents else None
-        answer = next(
-            (p.function_response for p in (last.parts or []) if p.function_response),
-            None,
-        ) if last is not None else None
-        if answer is not None:
-            text = f"{answer.name} answered: {json.dumps(answer.response, sort_keys=True)}"
-            part = types.Part(text=text)
-        else:
-            part = types.Part(function_call=types.FunctionCall(**CALL))
-        yield LlmResponse(
-            content=types.Content(role="model", parts=[part]), partial=False, turn_complete=True
-        )
-
-
-def _label_session(callback_context: Any, llm_request: LlmRequest) -> None:
-    if llm_request.config is not None:
-        llm_request.config.labels = {"session": callback_context.session.id}
-'''
 
 _CONFIRM = '''
 from app.tools import FunctionTool
@@ -169,38 +122,13 @@ app = App(
 '''
 
 
-def _write_apps(root: Path) -> Path:
-    agents = root / "agents"
-    for name, source in (
-        ("confirm_agent", _CONFIRM),
-        ("dynconfirm_agent", _DYNCONFIRM),
-        ("resume_app", _RESUMABLE),
-    ):
-        folder = agents / name
-        folder.mkdir(parents=True)
-        (folder / "agent.py").write_text(textwrap.dedent(_COMMON) + textwrap.dedent(source))
-    return agents
-
-
-sqlite_server, postgres_server, _ = on_both_backends("hitl", _write_apps)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def served(request: pytest.FixtureRequest) -> Iterator[tuple[httpx.Client, Path]]:
-    """A client of the backend's server, and the folder its apps record into."""
-    server: LiveServer = request.getfixturevalue(f"{request.param}_server")
-    records = Path(server.env["AGENTD_AGENTS_DIR"]).parent / "records"
-    with httpx.Client(base_url=server.url, timeout=30) as client:
-        yield client, records
+sqlite_server, postgres_server, served = recording_servers(
+    "hitl",
+    {"confirm_agent": _CONFIRM, "dynconfirm_agent": _DYNCONFIRM, "resume_app": _RESUMABLE},
+)
 
 
 # -- helpers ------------------------------------------------------------------------------------
-
-
-def _flow(name: str) -> dict[str, dict[str, Any]]:
-    """The exchanges of a recorded flow, by name."""
-    exchanges = json.loads((FIXTURES / f"{name}.json").read_text())
-    return {exchange["name"]: exchange for exchange in exchanges}
 
 
 def shape(value: Any) -> Any:
@@ -211,33 +139,6 @@ def shape(value: Any) -> Any:
     if isinstance(value, list):
         return [shape(v) for v in value]
     return type(value).__name__
-
-
-def _kinds(event: dict[str, Any]) -> list[str]:
-    """`author: <keys of each part>`, e.g. `confirm_agent: functionCall`."""
-    parts = (event.get("content") or {}).get("parts") or []
-    return [f"{event['author']}: {' '.join(k for p in parts for k in p)}".rstrip()]
-
-
-def _outline(events: list[dict[str, Any]]) -> list[str]:
-    return [kind for event in events for kind in _kinds(event)]
-
-
-def _new_session(http: httpx.Client, app: str) -> str:
-    sid = f"s-{uuid.uuid4().hex[:12]}"
-    created = http.post(f"/apps/{app}/users/{USER}/sessions", json={"sessionId": sid})
-    assert created.status_code == 201, created.text  # ADK: 200 (a README difference)
-    return sid
-
-
-def _run_sse(http: httpx.Client, app: str, sid: str, body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The recorded `/run_sse` body (`body`), sent for `app`'s session `sid`: its events."""
-    sent = {**body, "appName": app, "sessionId": sid}
-    with http.stream("POST", "/run_sse", json=sent) as response:
-        assert response.status_code == 200, response.read()
-        assert response.headers["content-type"].startswith("text/event-stream")
-        frames = list(iter_sse(response.iter_lines()))
-    return [json.loads(f.data) for f in frames if f.data]
 
 
 def _confirmation_answer(
@@ -253,26 +154,6 @@ def _confirmation_answer(
     return body
 
 
-def _session(http: httpx.Client, app: str, sid: str) -> dict[str, Any]:
-    got = http.get(f"/apps/{app}/users/{USER}/sessions/{sid}")
-    assert got.status_code == 200, got.text
-    body: dict[str, Any] = got.json()
-    return body
-
-
-def _invocations(http: httpx.Client, app: str, sid: str) -> list[dict[str, Any]]:
-    got = http.get(f"/apps/{app}/users/{USER}/sessions/{sid}/invocations")
-    assert got.status_code == 200, got.text
-    listed: list[dict[str, Any]] = got.json()["invocations"]
-    return listed
-
-
-def _records(records: Path, sid: str, what: str) -> list[dict[str, Any]]:
-    path = records / f"{sid}.jsonl"
-    lines = path.read_text().splitlines() if path.exists() else []
-    return [entry for entry in map(json.loads, lines) if entry["what"] == what]
-
-
 def _assert_same_keys(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> None:
     """Stored events with ADK's keys (as sets: PostgreSQL's JSONB keeps its own key order;
     agentd adds `seq`)."""
@@ -285,6 +166,57 @@ def _with_call_id(content: dict[str, Any], call_id: str) -> dict[str, Any]:
     copied: dict[str, Any] = json.loads(json.dumps(content))
     copied["parts"][0]["functionResponse"]["id"] = call_id
     return copied
+
+
+def _asked_as_adk(
+    http: httpx.Client, app: str, recorded: dict[str, Any]
+) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
+    """A new session of `app`, the frames of the recorded flow's first run on it (with the
+    recorded frames' shapes and kinds), and the recorded frames."""
+    sid = new_session(http, app)
+    asked = recorded["run_sse_user_message"]
+    first = run_sse(http, app, sid, asked["request"]["body"])
+    theirs: list[dict[str, Any]] = asked["response"]["frames"]
+    assert [shape(e) for e in first] == [shape(e) for e in theirs]
+    assert kinds(first) == kinds(theirs)
+    return sid, first, theirs
+
+
+def _answered_as_adk(
+    http: httpx.Client, app: str, sid: str, answered: dict[str, Any], first: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The recorded answer (`answered`) to the confirmation request of the first run's frames
+    `first`, sent: the tool's response under the original call id, then the model's text, as
+    recorded, under the invocation that asked. The body sent."""
+    call = first[0]["content"]["parts"][0]["functionCall"]
+    recorded_answer = answered["request"]["body"]["newMessage"]["parts"][0]["functionResponse"]
+    body = _confirmation_answer(answered, first[1], recorded_answer["response"])
+    second = run_sse(http, app, sid, body)
+    theirs = answered["response"]["frames"]
+    assert [shape(e) for e in second] == [shape(e) for e in theirs]
+    assert [e["content"] for e in second] == [
+        _with_call_id(theirs[0]["content"], call["id"]),
+        theirs[1]["content"],
+    ]
+    assert [e["actions"] for e in second] == [e["actions"] for e in theirs]
+    assert {e["invocationId"] for e in second} == {first[0]["invocationId"]}
+    return body
+
+
+def _assert_stored_as_adk(
+    http: httpx.Client, app: str, sid: str, recorded: dict[str, Any], iid: str, count: int
+) -> None:
+    """The session as the recorded GET answers it (`count` events, in stream order), every
+    event under the invocation `iid`, which completed."""
+    session = get_session(http, app, sid)
+    theirs = recorded["get_session"]["response"]["json"]
+    events = session["events"]
+    assert len(events) == len(theirs["events"]) == count
+    assert kinds(events) == _swap_request_and_placeholder(kinds(theirs["events"]))
+    _assert_same_keys(events, _swap_request_and_placeholder(theirs["events"]))
+    assert session["state"] == theirs["state"]
+    assert {e["invocationId"] for e in events} == {iid}
+    assert statuses(http, app, sid) == [(iid, "completed")]
 
 
 def _swap_request_and_placeholder(events: list[Any]) -> list[Any]:
@@ -302,17 +234,12 @@ def test_a_required_confirmation_is_asked_and_answered_as_adk(
     served: tuple[httpx.Client, Path], flow: str
 ) -> None:
     http, records = served
-    recorded = _flow(flow)
+    recorded = recorded_flow(flow)
     confirmed = flow == "hitl_confirm"
     app = "confirm_agent"
-    sid = _new_session(http, app)
 
     # The run: the call, the confirmation request, the placeholder response; no model call.
-    asked = recorded["run_sse_user_message"]
-    first = _run_sse(http, app, sid, asked["request"]["body"])
-    theirs = asked["response"]["frames"]
-    assert [shape(e) for e in first] == [shape(e) for e in theirs]
-    assert _outline(first) == _outline(theirs)
+    sid, first, theirs = _asked_as_adk(http, app, recorded)
     call = first[0]["content"]["parts"][0]["functionCall"]
     request = first[1]["content"]["parts"][0]["functionCall"]
     assert request["name"] == "adk_request_confirmation"
@@ -333,45 +260,27 @@ def test_a_required_confirmation_is_asked_and_answered_as_adk(
     }
     iid = first[0]["invocationId"]
     assert {e["invocationId"] for e in first} == {iid}
-    assert len(_records(records, sid, "model")) == 1
-    (waiting,) = _invocations(http, app, sid)
+    assert len(logged(records, sid, "model")) == 1
+    (waiting,) = list_invocations(http, app, sid)
     assert (waiting["id"], waiting["status"]) == (iid, "requires_action")
     assert [c["requestCallId"] for c in waiting["requiredAction"]["calls"]] == [request["id"]]
 
     # The answer, as the dev UI sends it (payload: the original call's arguments): the tool's
     # real response (or the refusal) under the original call id, then the model's text.
     answered = recorded["run_sse_confirm" if confirmed else "run_sse_deny"]
-    recorded_answer = answered["request"]["body"]["newMessage"]["parts"][0]["functionResponse"]
-    body = _confirmation_answer(answered, first[1], recorded_answer["response"])
-    second = _run_sse(http, app, sid, body)
-    theirs = answered["response"]["frames"]
-    assert [shape(e) for e in second] == [shape(e) for e in theirs]
-    assert [e["content"] for e in second] == [
-        _with_call_id(theirs[0]["content"], call["id"]),
-        theirs[1]["content"],
-    ]
-    assert [e["actions"] for e in second] == [e["actions"] for e in theirs]
-    assert {e["invocationId"] for e in second} == {iid}
+    body = _answered_as_adk(http, app, sid, answered, first)
 
     if confirmed:
         # The same answer again: 200, an empty stream; the tool does not run again, and the
         # answer is stored again, under the invocation that owns the call.
-        assert _run_sse(http, app, sid, body) == []
+        assert run_sse(http, app, sid, body) == []
         assert answered["name"] == "run_sse_confirm"
         assert recorded["run_sse_confirm_again"]["response"]["frames"] == []
 
-    session = _session(http, app, sid)
-    theirs_session = recorded["get_session"]["response"]["json"]
-    events = session["events"]
-    assert len(events) == len(theirs_session["events"]) == (8 if confirmed else 7)
-    assert _outline(events) == _swap_request_and_placeholder(_outline(theirs_session["events"]))
-    _assert_same_keys(events, _swap_request_and_placeholder(theirs_session["events"]))
-    assert session["state"] == theirs_session["state"]
-    assert len(_records(records, sid, "tool")) == (1 if confirmed else 0)
-    assert len(_records(records, sid, "model")) == 2
     # Every event under the invocation that made the call, the answer sent again included.
-    assert {e["invocationId"] for e in events} == {iid}
-    assert [(i["id"], i["status"]) for i in _invocations(http, app, sid)] == [(iid, "completed")]
+    _assert_stored_as_adk(http, app, sid, recorded, iid, 8 if confirmed else 7)
+    assert len(logged(records, sid, "tool")) == (1 if confirmed else 0)
+    assert len(logged(records, sid, "model")) == 2
 
 
 # -- tool_context.request_confirmation: the model speaks, the invocation still waits -------------
@@ -381,18 +290,13 @@ def test_a_dynamic_confirmation_lets_the_model_speak_and_waits_as_adk(
     served: tuple[httpx.Client, Path],
 ) -> None:
     http, records = served
-    recorded = _flow("hitl_request_confirmation")
+    recorded = recorded_flow("hitl_request_confirmation")
     app = "dynconfirm_agent"
-    sid = _new_session(http, app)
 
     # The run: the call, the request (the tool's hint and payload), the tool's own response
     # (no skipSummarization), then the model's text about it, in the same run (4 frames).
-    asked = recorded["run_sse_user_message"]
-    first = _run_sse(http, app, sid, asked["request"]["body"])
-    theirs = asked["response"]["frames"]
+    sid, first, theirs = _asked_as_adk(http, app, recorded)
     assert len(first) == len(theirs) == 4
-    assert [shape(e) for e in first] == [shape(e) for e in theirs]
-    assert _outline(first) == _outline(theirs)
     call = first[0]["content"]["parts"][0]["functionCall"]
     request = first[1]["content"]["parts"][0]["functionCall"]
     expected = {"hint": FLIGHT_HINT, "confirmed": False, "payload": {"seat": "economy"}}
@@ -405,7 +309,7 @@ def test_a_dynamic_confirmation_lets_the_model_speak_and_waits_as_adk(
     iid = first[0]["invocationId"]
     assert {e["invocationId"] for e in first} == {iid}
     # The model spoke after the request, and the invocation still waits for the answer.
-    (waiting,) = _invocations(http, app, sid)
+    (waiting,) = list_invocations(http, app, sid)
     assert (waiting["id"], waiting["status"]) == (iid, "requires_action")
     (required,) = waiting["requiredAction"]["calls"]
     assert required == {
@@ -421,26 +325,17 @@ def test_a_dynamic_confirmation_lets_the_model_speak_and_waits_as_adk(
     # The answer, the payload edited by the person: the tool runs again with it (the hint is
     # not carried over), then the model answers; all under the invocation that asked.
     answered = recorded["run_sse_confirm_with_payload"]
-    recorded_answer = answered["request"]["body"]["newMessage"]["parts"][0]["functionResponse"]
-    body = _confirmation_answer(answered, first[1], recorded_answer["response"])
-    second = _run_sse(http, app, sid, body)
-    theirs = answered["response"]["frames"]
-    assert [shape(e) for e in second] == [shape(e) for e in theirs]
-    assert [e["content"] for e in second] == [
-        _with_call_id(theirs[0]["content"], call["id"]),
-        theirs[1]["content"],
-    ]
-    assert [e["actions"] for e in second] == [e["actions"] for e in theirs]
-    assert {e["invocationId"] for e in second} == {iid}
-    runs = _records(records, sid, "tool")
+    _answered_as_adk(http, app, sid, answered, first)
+    runs = logged(records, sid, "tool")
     assert [r["confirmation"] for r in runs] == [
         None,
         {"hint": "", "confirmed": True, "payload": {"seat": "business"}},
     ]
     # The model's request ends with the tool's real response right after its call (the
     # placeholder and the model's reply to it are left out, as in ADK).
+    theirs = answered["response"]["frames"]
     booked = theirs[0]["content"]["parts"][0]["functionResponse"]["response"]
-    assert _records(records, sid, "model")[-1]["contents"] == [
+    assert logged(records, sid, "model")[-1]["contents"] == [
         {"role": "user", "parts": [{"text": "Book me a flight to Paris"}]},
         {"role": "model", "parts": [{"function_call": call}]},
         {
@@ -451,15 +346,7 @@ def test_a_dynamic_confirmation_lets_the_model_speak_and_waits_as_adk(
         },
     ]
 
-    session = _session(http, app, sid)
-    theirs_session = recorded["get_session"]["response"]["json"]
-    events = session["events"]
-    assert len(events) == len(theirs_session["events"]) == 8
-    assert _outline(events) == _swap_request_and_placeholder(_outline(theirs_session["events"]))
-    _assert_same_keys(events, _swap_request_and_placeholder(theirs_session["events"]))
-    assert {e["invocationId"] for e in events} == {iid}
-    assert session["state"] == theirs_session["state"]
-    assert [(i["id"], i["status"]) for i in _invocations(http, app, sid)] == [(iid, "completed")]
+    _assert_stored_as_adk(http, app, sid, recorded, iid, 8)
 
 
 # -- a resumable app: no endOfAgent events -------------------------------------------------------
@@ -469,9 +356,9 @@ def test_a_resumable_apps_resumed_run_answers_without_adks_end_of_agent_event(
     served: tuple[httpx.Client, Path],
 ) -> None:
     http, records = served
-    recorded = _flow("resume_invocation")
+    recorded = recorded_flow("resume_invocation")
     app = "resume_app"
-    sid = _new_session(http, app)
+    sid = new_session(http, app)
     base = {"appName": app, "userId": USER, "sessionId": sid}
 
     # Step 2: the call alone (the tool returned nothing): the invocation waits.
@@ -502,8 +389,8 @@ def test_a_resumable_apps_resumed_run_answers_without_adks_end_of_agent_event(
         assert [e["content"] for e in answered.json()] == [text["content"]]
         assert {e["invocationId"] for e in answered.json()} == {iid}
 
-    events = _session(http, app, sid)["events"]
-    assert _outline(events) == [
+    events = get_session(http, app, sid)["events"]
+    assert kinds(events) == [
         "user: text",
         "resume_agent: functionCall",
         "user: functionResponse",
@@ -513,18 +400,20 @@ def test_a_resumable_apps_resumed_run_answers_without_adks_end_of_agent_event(
     ]
     assert not any(e["actions"].get("endOfAgent") for e in events)
     assert {e["invocationId"] for e in events} == {iid}
-    assert len(_records(records, sid, "tool")) == 1
+    assert len(logged(records, sid, "tool")) == 1
 
 
 # -- answers to calls of ended invocations -------------------------------------------------------
 
 
-def _asked_to_confirm(http: httpx.Client, sid: str) -> list[dict[str, Any]]:
-    """hitl_confirm.json's first run on `sid`: its frames (the invocation waits)."""
-    asked = _flow("hitl_confirm")["run_sse_user_message"]
-    frames = _run_sse(http, "confirm_agent", sid, asked["request"]["body"])
-    assert _outline(frames) == _outline(asked["response"]["frames"])
-    return frames
+def _asked_to_confirm(http: httpx.Client) -> tuple[str, list[dict[str, Any]]]:
+    """A new session of `confirm_agent`, and the frames of hitl_confirm.json's first run on it
+    (the invocation waits)."""
+    sid = new_session(http, "confirm_agent")
+    asked = recorded_flow("hitl_confirm")["run_sse_user_message"]
+    frames = run_sse(http, "confirm_agent", sid, asked["request"]["body"])
+    assert kinds(frames) == kinds(asked["response"]["frames"])
+    return sid, frames
 
 
 def test_an_answer_to_a_cancelled_invocations_confirmation_continues_it_under_its_id(
@@ -532,8 +421,7 @@ def test_an_answer_to_a_cancelled_invocations_confirmation_continues_it_under_it
 ) -> None:
     http, records = served
     app = "confirm_agent"
-    sid = _new_session(http, app)
-    first = _asked_to_confirm(http, sid)
+    sid, first = _asked_to_confirm(http)
     iid = first[0]["invocationId"]
     # A new message interrupts the waiting invocation (its open calls get the cancellation);
     # the model asks again, in an invocation of its own.
@@ -548,19 +436,19 @@ def test_an_answer_to_a_cancelled_invocations_confirmation_continues_it_under_it
     assert interrupting.status_code in (200, 201), interrupting.text
     second = interrupting.json()["invocation"]
     assert second["status"] == "requires_action"
-    assert [(i["id"], i["status"]) for i in _invocations(http, app, sid)][-1] == (iid, "cancelled")
+    assert statuses(http, app, sid)[-1] == (iid, "cancelled")
 
     # ADK has no cancelled invocations: an answer always continues the invocation that made
     # the call. So does agentd's, as a resume with `invocationId` would.
-    answered = _flow("hitl_confirm")["run_sse_confirm"]
+    answered = recorded_flow("hitl_confirm")["run_sse_confirm"]
     args = first[0]["content"]["parts"][0]["functionCall"]["args"]
     body = _confirmation_answer(answered, first[1], {"confirmed": True, "payload": args})
-    frames = _run_sse(http, app, sid, body)
+    frames = run_sse(http, app, sid, body)
 
-    assert _outline(frames) == [f"{app}: functionResponse", f"{app}: text"]
+    assert kinds(frames) == [f"{app}: functionResponse", f"{app}: text"]
     assert {e["invocationId"] for e in frames} == {iid}
-    assert len(_records(records, sid, "tool")) == 1
-    assert sorted((i["id"], i["status"]) for i in _invocations(http, app, sid)) == sorted(
+    assert len(logged(records, sid, "tool")) == 1
+    assert sorted(statuses(http, app, sid)) == sorted(
         [(iid, "completed"), (second["id"], "requires_action")]
     )
 
@@ -570,11 +458,10 @@ def test_an_answer_to_an_ordinary_tool_call_starts_an_invocation_of_its_own(
 ) -> None:
     http, records = served
     app = "confirm_agent"
-    sid = _new_session(http, app)
-    first = _asked_to_confirm(http, sid)
+    sid, first = _asked_to_confirm(http)
     iid = first[0]["invocationId"]
-    denied = _flow("hitl_deny")["run_sse_deny"]
-    _run_sse(http, app, sid, _confirmation_answer(denied, first[1], {"confirmed": False}))
+    denied = recorded_flow("hitl_deny")["run_sse_deny"]
+    run_sse(http, app, sid, _confirmation_answer(denied, first[1], {"confirmed": False}))
     call = first[0]["content"]["parts"][0]["functionCall"]
 
     # A function response to `transfer_money`'s call, which the invocation answered itself and
@@ -583,7 +470,7 @@ def test_an_answer_to_an_ordinary_tool_call_starts_an_invocation_of_its_own(
     # (README "Differences from ADK"): the message is an invocation of its own. The model
     # answers it; the tool does not run.
     sent = {"id": call["id"], "name": call["name"], "response": {"status": "sent"}}
-    frames = _run_sse(
+    frames = run_sse(
         http,
         app,
         sid,
@@ -595,8 +482,5 @@ def test_an_answer_to_an_ordinary_tool_call_starts_an_invocation_of_its_own(
     ]
     (new_id,) = {e["invocationId"] for e in frames}
     assert new_id != iid
-    assert len(_records(records, sid, "tool")) == 0
-    listed = _invocations(http, app, sid)
-    assert sorted((i["id"], i["status"]) for i in listed) == sorted(
-        [(iid, "completed"), (new_id, "completed")]
-    )
+    assert len(logged(records, sid, "tool")) == 0
+    assert sorted(statuses(http, app, sid)) == sorted([(iid, "completed"), (new_id, "completed")])

@@ -18,8 +18,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.api.served import get_json
 from tests.apps.resumable_agent.agent import BROKE_MESSAGE, FIXED, RELEASED
 from tests.conftest import fresh_pg_url, fresh_sqlite_url
+from tests.histories import kinds, parts
 from tests.live_server import LiveServer, gated_app_env, iter_sse, wait_until
 from tests.pgserver import PostgresServer
 
@@ -131,44 +133,23 @@ def _sse_events(http: httpx.Client, body: dict[str, Any]) -> tuple[httpx.Respons
 
 
 def _history(http: httpx.Client, sid: str) -> list[dict[str, Any]]:
-    got = http.get(f"{SESSIONS}/{sid}")
-    assert got.status_code == 200, got.text
-    events: list[dict[str, Any]] = got.json()["events"]
+    events: list[dict[str, Any]] = get_json(http, f"{SESSIONS}/{sid}")["events"]
     return events
 
 
 def _invocation(http: httpx.Client, sid: str, iid: str) -> dict[str, Any]:
-    got = http.get(f"{SESSIONS}/{sid}/invocations/{iid}")
-    assert got.status_code == 200, got.text
-    body: dict[str, Any] = got.json()
+    body: dict[str, Any] = get_json(http, f"{SESSIONS}/{sid}/invocations/{iid}")
     return body
 
 
-def _parts(event: dict[str, Any]) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = (event.get("content") or {}).get("parts") or []
-    return parts
-
-
-def _outline(events: list[dict[str, Any]]) -> list[str]:
-    """Each event as `author: <kinds of its parts>`, or `author: error <errorCode>`."""
-    outline = []
-    for event in events:
-        if event.get("errorCode"):
-            outline.append(f"{event['author']}: error {event['errorCode']}")
-        else:
-            kinds = [key for part in _parts(event) for key in part if part[key] is not None]
-            outline.append(f"{event['author']}: {' '.join(kinds)}")
-    return outline
-
-
 def _texts(events: list[dict[str, Any]]) -> list[str]:
-    return [p["text"] for e in events for p in _parts(e) if "text" in p]
+    return [p["text"] for e in events for p in parts(e) if "text" in p]
 
 
 def _assert_each_call_answered_once(events: list[dict[str, Any]]) -> None:
-    calls = [p["functionCall"]["id"] for e in events for p in _parts(e) if "functionCall" in p]
+    calls = [p["functionCall"]["id"] for e in events for p in parts(e) if "functionCall" in p]
     answers = [
-        p["functionResponse"]["id"] for e in events for p in _parts(e) if "functionResponse" in p
+        p["functionResponse"]["id"] for e in events for p in parts(e) if "functionResponse" in p
     ]
     assert calls
     assert Counter(answers) == Counter(calls)
@@ -184,7 +165,7 @@ def _assert_adk_answer(events: list[dict[str, Any]]) -> None:
     # Tool calls and results as ADK's `/run` answers them (`run.json`): the same keys in order.
     adk_call, adk_result = _fixture("run")["response"]["json"][:2]
     for event in events[:-1]:
-        expected = adk_call if "functionCall" in _parts(event)[0] else adk_result
+        expected = adk_call if "functionCall" in parts(event)[0] else adk_result
         assert list(event) == list(expected)
 
 
@@ -212,7 +193,7 @@ def _cancel_hold(http: httpx.Client, sid: str) -> str:
     )
     assert started.status_code == 202, started.text
     iid: str = started.json()["id"]
-    wait_until(lambda: _outline(_history(http, sid))[-1:] == [f"{APP}: functionCall"])
+    wait_until(lambda: kinds(_history(http, sid))[-1:] == [f"{APP}: functionCall"])
     cancelled = http.post(f"{SESSIONS}/{sid}/invocations/{iid}/cancel")
     assert cancelled.json()["status"] == "cancelled", cancelled.text
     return iid
@@ -267,7 +248,7 @@ def test_a_failed_invocation_resumed_without_new_message_completes_under_its_own
     assert resumed.status_code == 200, resumed.text
     assert resumed.headers["content-type"] == "application/json"
     answer = resumed.json()
-    assert _outline(answer) == [f"{APP}: functionCall", f"{APP}: functionResponse", f"{APP}: text"]
+    assert kinds(answer) == [f"{APP}: functionCall", f"{APP}: functionResponse", f"{APP}: text"]
     assert {e["invocationId"] for e in answer} == {iid}
     assert _texts(answer) == [f"flaky: {FIXED}"]
     _assert_adk_answer(answer)
@@ -276,7 +257,7 @@ def test_a_failed_invocation_resumed_without_new_message_completes_under_its_own
     assert "error" not in invocation
     events = _history(http, sid)
     attempt = [f"{APP}: functionCall", f"{APP}: functionResponse", f"{APP}: error ToolBroke"]
-    assert _outline(events) == [
+    assert kinds(events) == [
         "user: text",
         *attempt,  # the first run
         *attempt,  # resumed before the tool was fixed
@@ -285,7 +266,7 @@ def test_a_failed_invocation_resumed_without_new_message_completes_under_its_own
         f"{APP}: text",
     ]
     assert {e["invocationId"] for e in events} == {iid}
-    answers = [p["functionResponse"] for e in events for p in _parts(e) if "functionResponse" in p]
+    answers = [p["functionResponse"] for e in events for p in parts(e) if "functionResponse" in p]
     broke = {"error": {"type": "ToolBroke", "detail": BROKE_MESSAGE}}
     assert [a["response"] for a in answers] == [broke, broke, {"result": FIXED}]
     _assert_each_call_answered_once(events)
@@ -309,12 +290,12 @@ def test_a_failed_invocation_resumed_with_a_new_message_stores_it_as_its_user_ev
     # ADK drops a text newMessage sent to resume an invocation; agentd stores it and the model
     # answers it.
     assert resumed.status_code == 200, resumed.text
-    assert _outline(resumed.json()) == [f"{APP}: text"]
+    assert kinds(resumed.json()) == [f"{APP}: text"]
     assert _texts(resumed.json()) == ["you said: never mind"]
     assert resumed.json()[0]["invocationId"] == iid
     _assert_adk_answer(resumed.json())
     events = _history(http, sid)
-    assert _outline(events)[-2:] == ["user: text", f"{APP}: text"]
+    assert kinds(events)[-2:] == ["user: text", f"{APP}: text"]
     user = events[-2]
     assert (user["invocationId"], user["customMetadata"]) == (iid, METADATA)
     assert {e["invocationId"] for e in events} == {iid}
@@ -330,14 +311,14 @@ def test_a_cancelled_invocation_resumed_over_run_sse_streams_the_resumed_events(
     sid = _new_session(http)
     iid = _cancel_hold(http, sid)
     before = _history(http, sid)
-    assert _outline(before) == ["user: text", f"{APP}: functionCall", f"{APP}: functionResponse"]
+    assert kinds(before) == ["user: text", f"{APP}: functionCall", f"{APP}: functionResponse"]
     deployment.release(sid)
 
     response, frames = _sse_events(http, _body(sid, invocationId=iid))
 
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
-    assert _outline(frames) == [f"{APP}: functionCall", f"{APP}: functionResponse", f"{APP}: text"]
+    assert kinds(frames) == [f"{APP}: functionCall", f"{APP}: functionResponse", f"{APP}: text"]
     assert _texts(frames) == [f"hold: {RELEASED}"]
     assert {f["invocationId"] for f in frames} == {iid}
     _assert_adk_answer(frames)
@@ -359,7 +340,7 @@ def test_following_a_resumed_invocation_from_its_start_gives_the_events_of_every
     with ThreadPoolExecutor(1) as pool:
         resuming = pool.submit(_run_elsewhere, deployment, _body(sid, invocationId=iid))
         # The resumed run is in its tool again, on the server: its events are live there.
-        wait_until(lambda: _outline(_history(http, sid)).count(f"{APP}: functionCall") == 2)
+        wait_until(lambda: kinds(_history(http, sid)).count(f"{APP}: functionCall") == 2)
         followed: list[str] = []
         with http.stream("GET", f"{SESSIONS}/{sid}/invocations/{iid}/events") as response:
             for frame in iter_sse(response.iter_lines()):

@@ -17,8 +17,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.api.served import get_json
 from tests.apps.faulty_tools_agent.agent import BROKE_MESSAGE, REPLY
 from tests.conftest import fresh_pg_url, fresh_sqlite_url
+from tests.histories import kinds, parts
 from tests.live_server import LiveServer, build_agents_dir, wait_until
 from tests.pgserver import PostgresServer
 
@@ -143,43 +145,22 @@ def _start(http: httpx.Client, sid: str, text: str) -> str:
 
 
 def _invocation(http: httpx.Client, sid: str, iid: str) -> dict[str, Any]:
-    got = http.get(f"{SESSIONS}/{sid}/invocations/{iid}")
-    assert got.status_code == 200, got.text
-    body: dict[str, Any] = got.json()
+    body: dict[str, Any] = get_json(http, f"{SESSIONS}/{sid}/invocations/{iid}")
     return body
 
 
 def _history(http: httpx.Client, sid: str) -> list[dict[str, Any]]:
     """The session's events, as GET session answers them."""
-    got = http.get(f"{SESSIONS}/{sid}")
-    assert got.status_code == 200, got.text
-    events: list[dict[str, Any]] = got.json()["events"]
+    events: list[dict[str, Any]] = get_json(http, f"{SESSIONS}/{sid}")["events"]
     return events
 
 
-def _parts(event: dict[str, Any]) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = (event.get("content") or {}).get("parts") or []
-    return parts
-
-
-def _outline(events: list[dict[str, Any]]) -> list[str]:
-    """Each event as `author: <kinds of its parts>`, or `author: error <errorCode>`."""
-    outline = []
-    for event in events:
-        if event.get("errorCode"):
-            outline.append(f"{event['author']}: error {event['errorCode']}")
-        else:
-            kinds = [key for part in _parts(event) for key in part if part[key] is not None]
-            outline.append(f"{event['author']}: {' '.join(kinds)}")
-    return outline
-
-
 def _calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [p["functionCall"] for e in events for p in _parts(e) if p.get("functionCall")]
+    return [p["functionCall"] for e in events for p in parts(e) if p.get("functionCall")]
 
 
 def _responses(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [p["functionResponse"] for e in events for p in _parts(e) if p.get("functionResponse")]
+    return [p["functionResponse"] for e in events for p in parts(e) if p.get("functionResponse")]
 
 
 def _assert_each_call_answered_once(events: list[dict[str, Any]]) -> None:
@@ -187,7 +168,7 @@ def _assert_each_call_answered_once(events: list[dict[str, Any]]) -> None:
     call_at: dict[str, int] = {}
     answered_at: dict[str, list[int]] = {}
     for index, event in enumerate(events):
-        for part in _parts(event):
+        for part in parts(event):
             if part.get("functionCall"):
                 call_id = part["functionCall"].get("id")
                 assert call_id, f"a call without an id: {part}"
@@ -213,7 +194,7 @@ def _error_answer(call: dict[str, Any], problem_type: str, detail: Any) -> dict[
 def _assert_next_run_succeeds(http: httpx.Client, sid: str) -> None:
     after = _run(http, sid, "hello")
     assert after.status_code == 200, after.text
-    assert [p.get("text") for e in after.json() for p in _parts(e)] == [REPLY]
+    assert [p.get("text") for e in after.json() for p in parts(e)] == [REPLY]
 
 
 def _wait_for_the_call(http: httpx.Client, sid: str) -> dict[str, Any]:
@@ -235,7 +216,7 @@ def test_a_tool_that_raises_fails_the_run_and_its_call_is_answered_with_the_exce
         assert run.status_code == 500, run.text
         assert run.json()["type"] == "invocation-failed"
         events = _history(http, sid)
-        assert _outline(events) == [
+        assert kinds(events) == [
             "user: text",
             f"{APP}: functionCall",
             f"{APP}: functionResponse",
@@ -270,7 +251,7 @@ def test_cancel_mid_tool_answers_the_open_call_with_invocation_cancelled(
         error = cancelled.json()["error"]
         assert error["type"] == "invocation-cancelled"
         events = _history(http, sid)
-        assert _outline(events) == [
+        assert kinds(events) == [
             "user: text",
             f"{APP}: functionCall",
             f"{APP}: functionResponse",
@@ -299,7 +280,7 @@ def test_timeout_mid_tool_answers_the_open_call_with_invocation_timeout(
         error = invocation["error"]
         assert error["type"] == "invocation-timeout"
         events = _history(http, sid)
-        assert _outline(events) == [
+        assert kinds(events) == [
             "user: text",
             f"{APP}: functionCall",
             f"{APP}: functionResponse",
@@ -332,7 +313,7 @@ def test_a_killed_replicas_open_call_is_answered_by_the_reaper_on_another_replic
         error = _invocation(http, sid, iid)["error"]
         assert error["type"] == "invocation-interrupted"
         events = _history(http, sid)
-        assert _outline(events) == [
+        assert kinds(events) == [
             "user: text",
             f"{APP}: functionCall",
             f"{APP}: functionResponse",
@@ -359,7 +340,7 @@ def test_parallel_calls_where_one_tool_raises_are_all_answered_and_the_run_fails
         assert run.status_code == 500, run.text
         assert run.json()["type"] == "invocation-failed"
         events = _history(http, sid)
-        assert _outline(events) == [
+        assert kinds(events) == [
             "user: text",
             f"{APP}: functionCall functionCall",
             f"{APP}: functionResponse functionResponse",
