@@ -406,27 +406,28 @@ def test_a_resumable_apps_resumed_run_answers_without_adks_end_of_agent_event(
 # -- answers to calls of ended invocations -------------------------------------------------------
 
 
-def _asked_to_confirm(http: httpx.Client) -> tuple[str, list[dict[str, Any]]]:
-    """A new session of `confirm_agent`, and the frames of hitl_confirm.json's first run on it
-    (the invocation waits)."""
-    sid = new_session(http, "confirm_agent")
+CONFIRM_APP = "confirm_agent"
+
+
+def _asked_to_confirm(http: httpx.Client) -> tuple[str, list[dict[str, Any]], str]:
+    """A new session of `confirm_agent`, the frames of hitl_confirm.json's first run on it
+    (the invocation waits) and that invocation's id."""
+    sid = new_session(http, CONFIRM_APP)
     asked = recorded_flow("hitl_confirm")["run_sse_user_message"]
-    frames = run_sse(http, "confirm_agent", sid, asked["request"]["body"])
+    frames = run_sse(http, CONFIRM_APP, sid, asked["request"]["body"])
     assert kinds(frames) == kinds(asked["response"]["frames"])
-    return sid, frames
+    return sid, frames, frames[0]["invocationId"]
 
 
 def test_an_answer_to_a_cancelled_invocations_confirmation_continues_it_under_its_id(
     served: tuple[httpx.Client, Path],
 ) -> None:
     http, records = served
-    app = "confirm_agent"
-    sid, first = _asked_to_confirm(http)
-    iid = first[0]["invocationId"]
+    sid, first, iid = _asked_to_confirm(http)
     # A new message interrupts the waiting invocation (its open calls get the cancellation);
     # the model asks again, in an invocation of its own.
     interrupting = http.post(
-        f"/apps/{app}/users/{USER}/sessions/{sid}/invocations",
+        f"/apps/{CONFIRM_APP}/users/{USER}/sessions/{sid}/invocations",
         json={
             "newMessage": {"role": "user", "parts": [{"text": "Send it now"}]},
             "mode": "wait",
@@ -436,19 +437,19 @@ def test_an_answer_to_a_cancelled_invocations_confirmation_continues_it_under_it
     assert interrupting.status_code in (200, 201), interrupting.text
     second = interrupting.json()["invocation"]
     assert second["status"] == "requires_action"
-    assert statuses(http, app, sid)[-1] == (iid, "cancelled")
+    assert statuses(http, CONFIRM_APP, sid)[-1] == (iid, "cancelled")
 
     # ADK has no cancelled invocations: an answer always continues the invocation that made
     # the call. So does agentd's, as a resume with `invocationId` would.
     answered = recorded_flow("hitl_confirm")["run_sse_confirm"]
     args = first[0]["content"]["parts"][0]["functionCall"]["args"]
     body = _confirmation_answer(answered, first[1], {"confirmed": True, "payload": args})
-    frames = run_sse(http, app, sid, body)
+    frames = run_sse(http, CONFIRM_APP, sid, body)
 
-    assert kinds(frames) == [f"{app}: functionResponse", f"{app}: text"]
+    assert kinds(frames) == [f"{CONFIRM_APP}: functionResponse", f"{CONFIRM_APP}: text"]
     assert {e["invocationId"] for e in frames} == {iid}
     assert len(logged(records, sid, "tool")) == 1
-    assert sorted(statuses(http, app, sid)) == sorted(
+    assert sorted(statuses(http, CONFIRM_APP, sid)) == sorted(
         [(iid, "completed"), (second["id"], "requires_action")]
     )
 
@@ -457,11 +458,9 @@ def test_an_answer_to_an_ordinary_tool_call_starts_an_invocation_of_its_own(
     served: tuple[httpx.Client, Path],
 ) -> None:
     http, records = served
-    app = "confirm_agent"
-    sid, first = _asked_to_confirm(http)
-    iid = first[0]["invocationId"]
+    sid, first, iid = _asked_to_confirm(http)
     denied = recorded_flow("hitl_deny")["run_sse_deny"]
-    run_sse(http, app, sid, _confirmation_answer(denied, first[1], {"confirmed": False}))
+    run_sse(http, CONFIRM_APP, sid, _confirmation_answer(denied, first[1], {"confirmed": False}))
     call = first[0]["content"]["parts"][0]["functionCall"]
 
     # A function response to `transfer_money`'s call, which the invocation answered itself and
@@ -472,7 +471,7 @@ def test_an_answer_to_an_ordinary_tool_call_starts_an_invocation_of_its_own(
     sent = {"id": call["id"], "name": call["name"], "response": {"status": "sent"}}
     frames = run_sse(
         http,
-        app,
+        CONFIRM_APP,
         sid,
         {"userId": USER, "newMessage": {"role": "user", "parts": [{"functionResponse": sent}]}},
     )
@@ -483,4 +482,6 @@ def test_an_answer_to_an_ordinary_tool_call_starts_an_invocation_of_its_own(
     (new_id,) = {e["invocationId"] for e in frames}
     assert new_id != iid
     assert len(logged(records, sid, "tool")) == 0
-    assert sorted(statuses(http, app, sid)) == sorted([(iid, "completed"), (new_id, "completed")])
+    assert sorted(statuses(http, CONFIRM_APP, sid)) == sorted(
+        [(iid, "completed"), (new_id, "completed")]
+    )
