@@ -18,7 +18,7 @@ from fastapi.routing import APIRoute
 from fastapi_problem.handler import add_exception_handler, new_exception_handler
 
 from app import __version__
-from app.api import apps, artifacts, health, invocations, memory, metrics, runs, sessions
+from app.api import apps, artifacts, docs, health, invocations, memory, metrics, runs, sessions
 from app.api.deps import authenticate
 from app.api.errors import (
     capped_request_validation,
@@ -94,6 +94,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
         generate_unique_id_function=_operation_id,
         telemetry=fastapi_telemetry(),  # type: ignore[arg-type]
+        # app.api.docs serves these, with local assets and AGENTD_DOCS_AUTH.
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
     )
     app.openapi = document_problems(app.openapi)  # type: ignore[method-assign]
     app.state.settings = settings
@@ -131,6 +135,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
     app.include_router(health.router)
     authenticated = [Depends(authenticate)]
+    docs.mount_assets(app)
+    app.include_router(docs.open_router)
+    docs_auth = authenticated if settings.docs_auth == "required" else None
+    app.include_router(docs.router, dependencies=docs_auth)
     # Routes are matched in order, one by one: the per-turn ones (/run, /run_sse) go first.
     for module in (runs, apps, sessions, artifacts, invocations, memory, metrics):
         app.include_router(module.router, dependencies=authenticated)

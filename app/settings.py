@@ -162,6 +162,12 @@ class Settings(BaseSettings):
         default="none",
         description="How callers authenticate; `none` is refused unless bound to loopback.",
     )
+    docs_auth: Literal["open", "required"] = Field(
+        default="open",
+        description="Whether /docs, /redoc and /openapi.json need credentials when AGENTD_AUTH "
+        "is on: `open` (anyone may read the API's description) or `required` (a key or token, "
+        "as on every route).",
+    )
     jwt_secret: str = Field(default="", description="HS256 secret for AGENTD_AUTH=jwt.")
     jwt_public_key: str = Field(default="", description="RS256 public key (PEM text or a path).")
     jwt_jwks_file: Path | None = Field(default=None, description="RS256 keys as a JWKS file.")
