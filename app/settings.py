@@ -19,12 +19,23 @@ class Settings(BaseSettings):
 
     database_url: str = Field(
         default="",
-        description="SQLAlchemy async URL; empty means an SQLite file in the data dir.",
+        description="SQLAlchemy async URL (`postgresql+asyncpg://user:pw@host/db` for "
+        "PostgreSQL); empty means the SQLite file `<data dir>/agentd.db`.",
     )
     data_dir: Path = Field(default=Path("data"), description="Local state: SQLite file, blobs.")
     agents_dir: Path = Field(default=Path("agents"), description="One sub-folder per app.")
-    db_pool_size: int = Field(default=10, ge=1, le=200)
-    db_echo: bool = False
+    db_pool_size: int = Field(
+        default=10,
+        ge=1,
+        le=200,
+        description="Database connections per process (PostgreSQL; a worker opens one more for "
+        "LISTEN).",
+    )
+    db_echo: bool = Field(
+        default=False,
+        description="Log every SQL statement (SQLAlchemy echo); with SQLite, only when "
+        "AGENTD_SQLITE_FAST_PATH=false.",
+    )
     sqlite_fast_path: bool = Field(
         default=True,
         description=(
@@ -68,12 +79,20 @@ class Settings(BaseSettings):
     blob_store: Literal["local", "s3", "memory"] = Field(
         default="local", description="Where artifact bytes live."
     )
-    blob_dir: Path | None = Field(default=None, description="Local blob folder; <data_dir>/blobs.")
-    s3_bucket: str = ""
-    s3_prefix: str = ""
-    s3_endpoint_url: str | None = None
-    s3_region: str | None = None
-    s3_force_path_style: bool = False
+    blob_dir: Path | None = Field(
+        default=None,
+        description="Local blob folder (unset: `<data dir>/blobs`); with PostgreSQL and more "
+        "than one replica, one folder they all share (startup warns), else use S3.",
+    )
+    s3_bucket: str = Field(default="", description="S3: the bucket (AGENTD_BLOB_STORE=s3).")
+    s3_prefix: str = Field(default="", description="S3: a key prefix for every blob.")
+    s3_endpoint_url: str | None = Field(
+        default=None, description="S3: the endpoint of an S3-compatible store (MinIO, ...)."
+    )
+    s3_region: str | None = Field(default=None, description="S3: the region.")
+    s3_force_path_style: bool = Field(
+        default=False, description="S3: path-style URLs (bucket in the path; MinIO)."
+    )
     s3_connect_timeout_seconds: float = Field(
         default=3, gt=0, description="S3: how long to wait for a connection before giving up."
     )
@@ -148,7 +167,9 @@ class Settings(BaseSettings):
     enqueue_timeout_seconds: float = Field(
         default=60, ge=0, description="How long `enqueue` waits for the session to be free."
     )
-    sse_heartbeat_seconds: float = Field(default=15, gt=0)
+    sse_heartbeat_seconds: float = Field(
+        default=15, gt=0, description="Comment frames this often keep idle event streams alive."
+    )
     replica_id: str = Field(
         default="", description="This process's name in leases (default: host:pid)."
     )
@@ -171,13 +192,20 @@ class Settings(BaseSettings):
     jwt_secret: str = Field(default="", description="HS256 secret for AGENTD_AUTH=jwt.")
     jwt_public_key: str = Field(default="", description="RS256 public key (PEM text or a path).")
     jwt_jwks_file: Path | None = Field(default=None, description="RS256 keys as a JWKS file.")
-    jwt_audience: str | None = None
-    jwt_issuer: str | None = None
+    jwt_audience: str | None = Field(default=None, description="JWT: the required `aud`.")
+    jwt_issuer: str | None = Field(default=None, description="JWT: the required `iss`.")
     rate_limit_per_minute: int = Field(
-        default=600, ge=0, description="Requests per principal per minute (0 = unlimited)."
+        default=600,
+        ge=0,
+        description="Requests per principal per minute, per replica (0 = unlimited); not "
+        "applied with AGENTD_AUTH=none (429 rate-limited above).",
     )
-    cors_origins: list[str] = Field(default_factory=list, description="Allowed CORS origins.")
-    cors_origin_regex: str | None = None
+    cors_origins: list[str] = Field(
+        default_factory=list, description="Allowed CORS origins, as a JSON list."
+    )
+    cors_origin_regex: str | None = Field(
+        default=None, description="Allowed CORS origins, as a regular expression."
+    )
     max_state_bytes: int = Field(
         default=1024 * 1024, ge=1, description="Largest session state, as JSON (413 above)."
     )
@@ -188,7 +216,9 @@ class Settings(BaseSettings):
         default=3600, ge=0, description="`agentd gc` spares unreferenced blobs younger than this."
     )
     max_page_size: int = Field(default=1000, ge=1, description="Cap on any list's pageSize.")
-    default_page_size: int = Field(default=100, ge=1)
+    default_page_size: int = Field(
+        default=100, ge=1, description="pageSize of a list when the request gives none."
+    )
     max_session_events: int = Field(
         default=10_000,
         ge=1,
