@@ -614,3 +614,38 @@ class BlobStoreUnavailable(BlobStoreError):
 
 class BlobStoreFull(BlobStoreUnavailable):
     """The backend has no space left (disk full, quota exceeded); nothing was stored."""
+
+
+class ModelNotConfigured(ModelRequestRejected):
+    """A model backend has no credentials (or endpoint) to call its provider with: nothing was
+    sent. The detail names the environment variable(s) to set and `variables` lists them.
+
+    One class for every backend (Gemini, Vertex AI, OpenAI, Azure OpenAI, the OpenAI-compatible
+    providers, Claude), so a client learns the fix from one problem type. A subclass of
+    `ModelRequestRejected` because, like a rejected request, retrying the same model cannot
+    help (code catching that keeps working); status 503 rather than 502, since no provider
+    answered: this server cannot serve the model until its operator configures it.
+    """
+
+    problem_type = "model-not-configured"
+    status_code_ = 503
+    default_title = "The model is not configured."
+
+    def __init__(
+        self, detail: str, *, provider: str, model: str, variables: list[str], **extras: Any
+    ) -> None:
+        super().__init__(detail, provider=provider, model=model, variables=variables, **extras)
+        self.variables = variables
+
+
+class UnsupportedMediaType(AgentdError):
+    """A JSON route got a body declared as something else (`curl -d` sends form encoding).
+
+    415 (RFC 9110 section 15.5.16: the content's format is not supported by the target), not
+    FastAPI's 422 "Input should be a valid dictionary", which read as a schema error and never
+    named the header; the detail names `Content-Type: application/json`.
+    """
+
+    problem_type = "unsupported-media-type"
+    status_code_ = 415
+    default_title = "Unsupported media type."

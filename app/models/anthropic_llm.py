@@ -5,6 +5,8 @@ stripped before the name reaches the API). The SDK owns authentication (`api_key
 `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` / its credential profiles), the endpoint
 (`base_url`, else `ANTHROPIC_BASE_URL`), the wire format, SSE parsing and retries: a field left
 None here leaves the SDK to its own environment variables, so nothing agentd-specific is needed.
+With no credential at all, a call fails before it is sent with `ModelNotConfigured` (503
+`model-not-configured`) naming `ANTHROPIC_API_KEY`, where the SDK would raise a bare TypeError.
 
 Retries are the SDK's: `max_retries` (default 2) bounded attempts on 408, 409, 429, 5xx (529
 overloaded included) and connection errors, waiting what `retry-after-ms` / `retry-after` says
@@ -75,7 +77,13 @@ from anthropic.types import Message
 from google.genai import types
 from pydantic import Field, PrivateAttr
 
-from app.errors import ModelError, ModelRateLimited, ModelRequestRejected, ModelUnavailable
+from app.errors import (
+    ModelError,
+    ModelNotConfigured,
+    ModelRateLimited,
+    ModelRequestRejected,
+    ModelUnavailable,
+)
 from app.models import tool_schemas
 from app.models.llm import BaseLlm, LlmCapabilities, LlmRequest, LlmResponse
 
@@ -191,6 +199,7 @@ class Claude(BaseLlm):
         # (it raises ValueError before sending): such a call is streamed, and only its final
         # response is yielded. A `timeout` of our own turns the SDK's check off.
         quietly = not stream and self.timeout is None and params["max_tokens"] > _NONSTREAMING_MAX
+        self._check_credentials(model)
         try:
             if not stream and not quietly:
                 message = await self.api_client.messages.create(**params)
@@ -216,6 +225,31 @@ class Claude(BaseLlm):
                 model=model,
             ) from exc
         yield _to_response(final, streamed=stream)
+
+    def _check_credentials(self, model: str) -> None:
+        """Raise ModelNotConfigured when the client agentd built has nothing to authenticate
+        with; the SDK would raise a bare TypeError ("Could not resolve authentication method")
+        from inside the request. A client of your own (`client=`) is taken as configured."""
+        if self.client is not None:
+            return
+        client = self.api_client
+        if not isinstance(client, AsyncAnthropic):
+            return
+        headers = {k.lower() for k in self.extra_headers or {}}
+        if (
+            client.api_key is not None
+            or client.auth_token is not None
+            or client.credentials is not None
+            or headers & {"authorization", "x-api-key"}
+        ):
+            return
+        raise ModelNotConfigured(
+            f"{model} needs an Anthropic API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) "
+            "in agentd's environment and restart it (ANTHROPIC_BASE_URL for a gateway).",
+            provider=PROVIDER,
+            model=model,
+            variables=["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"],
+        )
 
     async def aclose(self) -> None:
         """Release the client's HTTP connections (a later call opens new ones)."""

@@ -2,8 +2,10 @@
 
 A failure counts as retryable when trying elsewhere may help: agentd's `ModelRateLimited` and
 `ModelUnavailable` (OpenAI and Anthropic, after their SDKs' own retries), google-genai's 429 and
-5xx `APIError`s, timeouts and connection errors. Anything else (a rejected request, a bug in a
-callback) is raised at once: another model would fail the same way. A model that fails after it
+5xx `APIError`s, timeouts and connection errors, and a model without credentials
+(`ModelNotConfigured`: a chain may name providers only some deployments have keys for).
+Anything else (a rejected request, a bug in a callback) is raised at once: another model would
+fail the same way. A model that fails after it
 has streamed part of its answer is not replaced, since the client has seen that text already.
 
 Which model answered is on the event: `modelVersion` (the provider's, or the backend's model
@@ -18,13 +20,15 @@ from typing import Any
 from google.genai import errors as genai_errors
 from pydantic import Field, field_validator
 
-from app.errors import ModelError, ModelUnavailable
+from app.errors import ModelError, ModelNotConfigured, ModelUnavailable
 from app.models.llm import BaseLlm, LlmRequest, LlmResponse
 from app.models.registry import LLMRegistry
 
 
 def is_retryable(error: BaseException) -> bool:
     """Whether another model (or a later attempt) may succeed where this failure happened."""
+    if isinstance(error, ModelNotConfigured):
+        return True  # this model cannot be called here; the next one may be configured
     if isinstance(error, ModelError):
         return error.retryable
     if isinstance(error, genai_errors.APIError):

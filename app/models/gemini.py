@@ -8,15 +8,22 @@ module only adapts it to the model port: it builds the client lazily (so an agen
 defined without a key), drops empty tool entries, and folds a stream into ADK-style
 partial chunks plus one final response. API errors (`google.genai.errors.APIError`)
 propagate unchanged so the engine can hand them to `on_model_error_callback`.
+
+Missing credentials are the exception: google-genai says "No API key was provided" (a bare
+ValueError) and google-auth raises `DefaultCredentialsError` on Vertex AI, which reached clients
+as a 500. Both become `ModelNotConfigured` (503 `model-not-configured`), naming the variables to
+set for the mode the client is in (Gemini API or Vertex AI, as `GOOGLE_GENAI_USE_VERTEXAI` says).
 """
 
 import os
 from collections.abc import AsyncGenerator, Sequence
 
 from google import genai
+from google.auth.exceptions import DefaultCredentialsError
 from google.genai import types
 from pydantic import PrivateAttr
 
+from app.errors import ModelNotConfigured
 from app.models.llm import BaseLlm, LlmRequest, LlmResponse
 
 BASE_URL_ENV = "AGENTD_GEMINI_BASE_URL"
@@ -49,7 +56,11 @@ class Gemini(BaseLlm):
             base_url = self.base_url or os.environ.get(BASE_URL_ENV) or None
             http_options = types.HttpOptions(base_url=base_url) if base_url else None
             # api_key None lets the client read GOOGLE_API_KEY / GEMINI_API_KEY or Vertex env.
-            self._client = genai.Client(api_key=self.api_key, http_options=http_options)
+            try:
+                self._client = genai.Client(api_key=self.api_key, http_options=http_options)
+            except (ValueError, DefaultCredentialsError) as exc:
+                # Every ValueError of the constructor is a missing or contradictory setting.
+                raise not_configured(self.model, exc) from exc
         return self._client
 
     async def generate_content_async(
@@ -59,16 +70,21 @@ class Gemini(BaseLlm):
         model = llm_request.model or self.model
         config = _outgoing_config(llm_request.config)
         models = self.api_client.aio.models
-        if not stream:
-            response = await models.generate_content(
+        try:
+            if not stream:
+                response = await models.generate_content(
+                    model=model, contents=llm_request.contents, config=config
+                )
+                yield LlmResponse.create(response)
+                return
+
+            chunks = await models.generate_content_stream(
                 model=model, contents=llm_request.contents, config=config
             )
-            yield LlmResponse.create(response)
-            return
-
-        chunks = await models.generate_content_stream(
-            model=model, contents=llm_request.contents, config=config
-        )
+        except DefaultCredentialsError as exc:
+            # Vertex AI with a project but no application default credentials: found out
+            # when the first request needs a token.
+            raise not_configured(model, exc) from exc
         aggregator = _StreamAggregator()
         async for chunk in chunks:
             if chunk.prompt_feedback and chunk.prompt_feedback.block_reason:
@@ -87,6 +103,43 @@ class Gemini(BaseLlm):
         client, self._client = self._client, None
         await client.aio.aclose()
         client.close()
+
+
+def uses_vertex_ai() -> bool:
+    """Whether google-genai picks Vertex AI from the environment (as its Client decides)."""
+    for name in ("GOOGLE_GENAI_USE_ENTERPRISE", "GOOGLE_GENAI_USE_VERTEXAI"):
+        value = os.environ.get(name)
+        if value is not None:
+            return value.lower() in ("true", "1")
+    return False
+
+
+def not_configured(model: str, cause: Exception) -> ModelNotConfigured:
+    """The problem for a Gemini client that cannot authenticate, naming what to set."""
+    if uses_vertex_ai():
+        provider = "vertex_ai"
+        variables = [
+            "GOOGLE_CLOUD_PROJECT",
+            "GOOGLE_CLOUD_LOCATION",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "GOOGLE_API_KEY",
+        ]
+        detail = (
+            f"{model} on Vertex AI (GOOGLE_GENAI_USE_VERTEXAI is on) has no credentials: set "
+            "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION with application default "
+            "credentials (GOOGLE_APPLICATION_CREDENTIALS, or `gcloud auth application-default "
+            "login`), or GOOGLE_API_KEY for Vertex AI express mode; then restart agentd. "
+            f"({cause})"
+        )
+    else:
+        provider = "gemini"
+        variables = ["GOOGLE_API_KEY", "GEMINI_API_KEY"]
+        detail = (
+            f"{model} needs a Gemini API key: set GOOGLE_API_KEY (or GEMINI_API_KEY) in "
+            "agentd's environment and restart it, or set GOOGLE_GENAI_USE_VERTEXAI=true with "
+            "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION to use Vertex AI."
+        )
+    return ModelNotConfigured(detail, provider=provider, model=model, variables=variables)
 
 
 def _outgoing_config(config: types.GenerateContentConfig) -> types.GenerateContentConfig:

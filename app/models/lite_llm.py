@@ -8,6 +8,10 @@ cannot route (another prefix: bedrock, vertex_ai, cohere, ...; or a local server
 URL) still constructs, so an app that names it loads as it does under ADK (where LiteLLM would
 only fail when called); each call then fails with `ModelNotServed` (problem `model-not-served`),
 saying what is served. No mapping is guessed: `vertex_ai/` also names Claude and Llama on Vertex.
+A hosted provider without its key (`OPENROUTER_API_KEY`, ...) and `azure/` without
+`AZURE_API_BASE` / `AZURE_API_KEY` / `AZURE_API_VERSION` construct too, and each call fails with
+`ModelNotConfigured` (503 `model-not-configured`) naming the variables to set, before anything
+is sent with a placeholder key (or, for `azure/`, to OpenAI itself).
 
 ADK's kwargs that matter here: `api_base` (or `base_url`), `api_key`, `api_version` (Azure),
 `extra_headers`, `organization`, `timeout`, `max_retries`; others are refused, not ignored.
@@ -20,7 +24,7 @@ from typing import Any
 
 from pydantic import PrivateAttr
 
-from app.errors import ModelNotServed
+from app.errors import ModelNotConfigured, ModelNotServed
 from app.models.llm import BaseLlm, LlmRequest, LlmResponse
 
 
@@ -69,6 +73,10 @@ class LiteLlm(BaseLlm):
         super().__init__(model=model)
         try:
             self._delegate = _route(model, dict(kwargs))
+        except ModelNotConfigured as error:
+            self._delegate = _Unserved(
+                model=model, reason=error.detail or "", variables=error.variables
+            )
         except ModelNotServed as error:
             self._delegate = _Unserved(model=model, reason=error.detail or "")
 
@@ -87,17 +95,23 @@ class LiteLlm(BaseLlm):
 
 
 class _Unserved(BaseLlm):
-    """The backend of a name agentd cannot route: every call fails with `ModelNotServed`."""
+    """The backend of a name agentd cannot route: every call fails with `ModelNotServed`, or
+    with `ModelNotConfigured` when setting `variables` would route it."""
 
     reason: str
+    variables: list[str] | None = None
 
     async def generate_content_async(
         self,
         llm_request: LlmRequest,  # noqa: ARG002 - the port's signature
         stream: bool = False,  # noqa: ARG002
     ) -> AsyncGenerator[LlmResponse, None]:
-        """Never answers: raises `ModelNotServed`."""
+        """Never answers: raises `ModelNotServed` (or `ModelNotConfigured`)."""
         provider = self.model.partition("/")[0]
+        if self.variables is not None:
+            raise ModelNotConfigured(
+                self.reason, provider=provider, model=self.model, variables=self.variables
+            )
         raise ModelNotServed(self.reason, provider=provider, model=self.model)
         yield  # an async generator, as the port requires
 
@@ -117,11 +131,22 @@ def _route(model: str, kwargs: dict[str, Any]) -> BaseLlm:
     if provider == "azure":
         from app.models.openai_llm import OpenAILlm
 
+        base = base_url or os.environ.get("AZURE_API_BASE")
+        key = kwargs.pop("api_key", None) or os.environ.get("AZURE_API_KEY")
+        version = kwargs.pop("api_version", None) or os.environ.get("AZURE_API_VERSION")
+        _require(
+            model,
+            {
+                "AZURE_API_BASE": ("api_base", base),
+                "AZURE_API_KEY": ("api_key", key),
+                "AZURE_API_VERSION": ("api_version", version),
+            },
+        )
         return OpenAILlm(
             model=name,
-            base_url=base_url or os.environ.get("AZURE_API_BASE"),
-            api_key=kwargs.pop("api_key", None) or os.environ.get("AZURE_API_KEY"),
-            api_version=kwargs.pop("api_version", None) or os.environ.get("AZURE_API_VERSION"),
+            base_url=base,
+            api_key=key,
+            api_version=version,
             **kwargs,
         )
     if provider == "anthropic":
@@ -153,4 +178,24 @@ def _route(model: str, kwargs: dict[str, Any]) -> BaseLlm:
     api_key = kwargs.pop("api_key", None)
     if api_key is None and spec.api_key_env:
         api_key = os.environ.get(spec.api_key_env)
+        if spec.default_key is None:  # a hosted provider: nothing is sent without its key
+            _require(model, {spec.api_key_env: ("api_key", api_key)})
     return OpenAILlm(model=name, base_url=base, api_key=api_key or spec.default_key, **kwargs)
+
+
+def _require(model: str, settings: dict[str, tuple[str, str | None]]) -> None:
+    """Raise ModelNotConfigured naming the variables still unset; `settings` maps each
+    variable to the LiteLlm argument that may replace it and the value found."""
+    unset = {variable: argument for variable, (argument, value) in settings.items() if not value}
+    if not unset:
+        return
+    names = list(unset)
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    instead = ", ".join(f"{argument}=" for argument in unset.values())
+    raise ModelNotConfigured(
+        f"LiteLlm {model!r} is not configured: set {listed} in agentd's "
+        f"environment and restart it (or pass {instead} to LiteLlm).",
+        provider=model.partition("/")[0],
+        model=model,
+        variables=names,
+    )

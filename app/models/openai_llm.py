@@ -8,8 +8,10 @@ point `base_url` at the server. The SDK owns authentication, its environment var
 and SSE parsing; a field left None here leaves the SDK to its own default, so agentd adds no
 setting of its own. One default is ours: a server other than OpenAI's (named by `base_url` or
 `OPENAI_BASE_URL`) with no key configured gets the placeholder key `no-key`, since local servers
-need none but the SDK refuses to start without one. This module only translates between the
-model port (google-genai shapes, as ADK's) and Chat Completions.
+need none but the SDK refuses to start without one. A client the SDK refuses to build (no key,
+no Azure endpoint) is `ModelNotConfigured` (503 `model-not-configured`) naming the variables to
+set. This module only translates between the model port (google-genai shapes, as ADK's) and
+Chat Completions.
 
 Retries are the SDK's: a 408, 409, 429 or 5xx answer and a connection failure or timeout are
 retried `max_retries` times (default 2), waiting what `retry-after-ms` / `retry-after` asks (when
@@ -46,7 +48,13 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletio
 from openai.types.completion_usage import CompletionUsage
 from pydantic import PrivateAttr
 
-from app.errors import ModelError, ModelRateLimited, ModelRequestRejected, ModelUnavailable
+from app.errors import (
+    ModelError,
+    ModelNotConfigured,
+    ModelRateLimited,
+    ModelRequestRejected,
+    ModelUnavailable,
+)
 from app.models import tool_schemas
 from app.models.llm import BaseLlm, LlmRequest, LlmResponse
 
@@ -160,11 +168,36 @@ class OpenAILlm(BaseLlm):
             )
         except (openai.OpenAIError, ValueError) as exc:
             # Missing credentials or Azure endpoint: no request can be made, none is retried.
-            raise ModelRequestRejected(
-                f"The OpenAI client cannot be configured for {self.provider_model}: {exc}",
+            raise self._not_configured(exc) from exc
+
+    def _not_configured(self, cause: Exception) -> ModelNotConfigured:
+        """The problem for a client the SDK refused to build, naming the variables to set."""
+        model = self.provider_model
+        if self.api_version is None:
+            return ModelNotConfigured(
+                f"{model} needs an OpenAI API key: set OPENAI_API_KEY in agentd's environment "
+                "(or OPENAI_BASE_URL for an OpenAI-compatible server that needs none) and "
+                "restart it.",
                 provider=PROVIDER,
-                model=self.provider_model,
-            ) from exc
+                model=model,
+                variables=["OPENAI_API_KEY", "OPENAI_BASE_URL"],
+            )
+        variables = []
+        if self.base_url is None and not os.environ.get("AZURE_OPENAI_ENDPOINT"):
+            variables.append("AZURE_OPENAI_ENDPOINT")
+        if self.api_key is None and not (
+            os.environ.get("AZURE_OPENAI_API_KEY") or os.environ.get("AZURE_OPENAI_AD_TOKEN")
+        ):
+            variables.append("AZURE_OPENAI_API_KEY")
+        if not variables:  # refused for another reason: say what the SDK said
+            variables = ["AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY"]
+        return ModelNotConfigured(
+            f"Azure OpenAI deployment {model} is not configured: set "
+            f"{' and '.join(variables)} in agentd's environment and restart it ({cause}).",
+            provider="azure",
+            model=model,
+            variables=variables,
+        )
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
