@@ -6,6 +6,7 @@ constant time. Revoking sets `revoke_time`; a revoked key is refused at once on 
 Each method is one unit of work whose statements live in `ApiKeyRepository`.
 """
 
+import dataclasses
 import hashlib
 import hmac
 import secrets
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.db.repositories.security import ApiKeyRepository
-from app.db.uow import UnitOfWork, from_row
+from app.db.uow import Db, UnitOfWork, from_row
 from app.security.principal import Principal
 
 if TYPE_CHECKING:
@@ -88,6 +89,33 @@ class ApiKeyService:
         return await self._uow.write(
             "revoke_api_key", lambda db: ApiKeyRepository(db).revoke(key_id, now=now)
         )
+
+    async def revoke_matching(self, id_or_key: str) -> tuple[ApiKey, bool] | None:
+        """Revoke the key named by its id or by its whole string (`agentd keys revoke`): the key
+        and whether this call revoked it (False: it was revoked already); None if none matches.
+
+        A whole key string must carry the key's secret: a guessed id with a wrong secret
+        revokes nothing, as it would authenticate nothing.
+        """
+        key_id, secret = id_or_key, None
+        if id_or_key.startswith(f"{PREFIX}_"):
+            key_id, _, secret = id_or_key.removeprefix(f"{PREFIX}_").partition("_")
+        now = time.time()
+
+        def revoke(db: Db) -> tuple[ApiKey, bool] | None:
+            keys = ApiKeyRepository(db)
+            row = keys.get(key_id)
+            if row is None:
+                return None
+            if secret is not None and not hmac.compare_digest(row.secret_sha256, _digest(secret)):
+                return None
+            revoked = keys.revoke(key_id, now=now)
+            key = from_row(ApiKey, row)
+            if revoked:
+                key = dataclasses.replace(key, revoke_time=now)
+            return key, revoked
+
+        return await self._uow.write("revoke_api_key", revoke)
 
     async def verify(self, token: str) -> Principal | None:
         """The principal of a presented key, or None if it is unknown, malformed or revoked."""
