@@ -11,6 +11,15 @@ a 500. `JsonRoute` parses the body once and, before the endpoint or any write ru
 holds one of those values, each naming the field. The parsed document is handed on, so FastAPI
 does not parse it a second time.
 
+The body must be declared JSON. A body with another Content-Type (`curl -d` sends form
+encoding, `text/plain` is common too) is answered 415 `unsupported-media-type` naming
+`Content-Type: application/json`, where FastAPI answered 422 "Input should be a valid
+dictionary", which read as a schema error and never named the header. 415 because the content
+is well-formed but in a format the route does not take (RFC 9110 section 15.5.16): no field of
+it was looked at. A body with no Content-Type at all is read as JSON (curl users, scripts), as
+if it had said `application/json`: a JSON body works, anything else gets the usual 422
+`json_invalid` with its position.
+
 Both checks run on every body, so each starts with a filter on the raw bytes that nearly every
 body passes in well under a microsecond: fewer brackets than the depth limit cannot nest deeper
 than it, and bytes without an escape, NaN, Infinity or a long run of digits hold no unstorable
@@ -23,12 +32,13 @@ from collections.abc import Callable, Coroutine
 from email.message import Message
 from typing import Any
 
+from fastapi import params
 from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope
 
-from app.errors import JsonTooDeep
+from app.errors import JsonTooDeep, UnsupportedMediaType
 from app.settings import Settings
 from app.wire import Loc, check_storable, printable_loc, unstorable
 
@@ -160,26 +170,30 @@ def parse_json(body: bytes, loc: Loc, max_depth: int) -> Any:
     return document
 
 
-class _ParsedJsonRequest(Request):
-    """The request with its body already read and parsed (what FastAPI reads next)."""
+class _ReadRequest(Request):
+    """The request with its body already read (FastAPI parses it next, and fails)."""
 
-    def __init__(self, scope: Scope, receive: Receive, body: bytes, document: Any) -> None:
+    def __init__(self, scope: Scope, receive: Receive, body: bytes) -> None:
         super().__init__(scope, receive)
         self._checked_body = body
-        self._checked_document = document
 
     async def body(self) -> bytes:
         return self._checked_body
+
+
+class _ParsedJsonRequest(_ReadRequest):
+    """The request with its body already read and parsed (what FastAPI reads next)."""
+
+    def __init__(self, scope: Scope, receive: Receive, body: bytes, document: Any) -> None:
+        super().__init__(scope, receive, body)
+        self._checked_document = document
 
     async def json(self) -> Any:
         return self._checked_document
 
 
-def _is_json(request: Request) -> bool:
+def _is_json(content_type: str) -> bool:
     # The same rule FastAPI applies before it parses a body as JSON.
-    content_type = request.headers.get("content-type")
-    if not content_type:
-        return True
     message = Message()
     message["content-type"] = content_type
     subtype = message.get_content_subtype()
@@ -188,9 +202,24 @@ def _is_json(request: Request) -> bool:
     )
 
 
+def not_json(content_type: str) -> UnsupportedMediaType:
+    """The 415 for a body declared as `content_type`, which is not JSON."""
+    return UnsupportedMediaType(
+        f"The request body must be JSON, sent with the header `Content-Type: application/json` "
+        f"(this request said `Content-Type: {content_type}`). With curl, add "
+        "-H 'Content-Type: application/json' or send the body with --json.",
+        contentType=content_type,
+    )
+
+
+def _declared_json(scope: Scope) -> Scope:
+    """`scope` with `Content-Type: application/json` added (for a body that had none)."""
+    return {**scope, "headers": [*scope["headers"], (b"content-type", b"application/json")]}
+
+
 class JsonRoute(APIRoute):
-    """An APIRoute whose JSON body is refused (422) when it nests too deeply or holds a value
-    storage cannot keep."""
+    """An APIRoute whose JSON body is refused when it is declared as something else (415),
+    nests too deeply or holds a value storage cannot keep (422)."""
 
     async def parse_body(self, body: bytes, settings: Settings) -> Any:
         """The checked document of a non-empty JSON body; ValueError if it is not JSON."""
@@ -198,18 +227,25 @@ class JsonRoute(APIRoute):
 
     def get_route_handler(self) -> _Handler:
         handle = super().get_route_handler()
-        if getattr(self, "body_field", None) is None:
+        body_field = getattr(self, "body_field", None)
+        if body_field is None or isinstance(body_field.field_info, params.Form):
             return handle
 
         async def handler(request: Request) -> Response:
-            if request.method in {"POST", "PUT", "PATCH"} and _is_json(request):
-                body = await request.body()
-                if body:
-                    try:
-                        document = await self.parse_body(body, request.app.state.settings)
-                    except ValueError:
-                        return await handle(request)  # FastAPI answers its json_invalid 422
-                    request = _ParsedJsonRequest(request.scope, request.receive, body, document)
-            return await handle(request)
+            if request.method not in {"POST", "PUT", "PATCH"}:
+                return await handle(request)
+            content_type = request.headers.get("content-type")
+            body = await request.body()
+            if not body:  # no body: FastAPI says which fields are missing
+                return await handle(request)
+            if content_type and not _is_json(content_type):
+                raise not_json(content_type)
+            scope = request.scope if content_type else _declared_json(request.scope)
+            try:
+                document = await self.parse_body(body, request.app.state.settings)
+            except ValueError:
+                # FastAPI answers its json_invalid 422 (with the position).
+                return await handle(_ReadRequest(scope, request.receive, body))
+            return await handle(_ParsedJsonRequest(scope, request.receive, body, document))
 
         return handler

@@ -1,8 +1,9 @@
 """OpenAPI post-processing: problem+json error responses, and links between operations.
 
 Routes document their specific problems (`404: session-not-found`, ...); this fills in the
-problem+json content for each, and adds the 401/429 (authenticated routes) and 413 (routes with
-a body) every such route can answer, so generated clients know the error shape everywhere.
+problem+json content for each, and adds the 401/429 (authenticated routes), 413 (routes with
+a body) and 415 (routes with a JSON body) every such route can answer, so generated clients know
+the error shape everywhere.
 
 `mode: stream` answers an invocation's 200 as SSE instead of JSON; that content type is added.
 
@@ -110,6 +111,12 @@ def document_problems(openapi: Callable[[], dict[str, Any]]) -> Callable[[], dic
                 if method in {"post", "put", "patch"}:
                     responses.setdefault(
                         "413", {"description": "Request body too large (payload-too-large)."}
+                    )
+                body_types = operation.get("requestBody", {}).get("content", {})
+                if "application/json" in body_types:
+                    responses.setdefault(
+                        "415",
+                        {"description": "Body not sent as JSON (unsupported-media-type)."},
                     )
                 operation_id = operation.get("operationId", "")
                 if operation_id in STREAMING and "200" in responses:
