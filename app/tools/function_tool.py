@@ -5,6 +5,15 @@ Literal, Enum, pydantic models), descriptions from the docstring's `Args:` secti
 parameters are those without a default. A parameter named `tool_context` is injected, never
 declared. A non-dict return value is wrapped as `{"result": value}`, as ADK does.
 
+Arguments are checked against the type hints (pydantic, lax mode: "3" for an int is 3, a dict
+for a pydantic model becomes the model, as ADK converts it) before the function runs. A call the
+model got wrong is answered, not raised: missing arguments with ADK's own message, values of the
+wrong type with `{"error": "Invalid arguments for tool `f()`: 'n' should be a valid integer
+(got 'abc'); ..."}`, so the model can correct itself and the invocation goes on (a pydantic
+ValidationError raised inside the function would fail the invocation instead). A parameter whose
+type pydantic cannot check (an arbitrary class) is passed as given, as before; `None` for a
+parameter with a default is passed as given too (models send null for "not set").
+
 `require_confirmation` (True, or a callable over the call's arguments, sync or async, that may
 also take `tool_context`) makes a call ask the person first: without an answer the function does
 not run, the call records a confirmation request and answers with ADK's "requires confirmation"
@@ -20,7 +29,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Union, get_args, get_origin
 
 from google.genai import types
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, PydanticUserError, TypeAdapter, ValidationError
+from pydantic.errors import PydanticSchemaGenerationError
 
 from app.contexts.tool import ToolContext
 from app.tools.base_tool import BaseTool
@@ -80,6 +90,39 @@ def schema_for(annotation: Any) -> types.Schema:
     return types.Schema(type=types.Type.STRING)
 
 
+#: Lax, and numbers taken for strings: a model that sends 42 for a name meant "42".
+_ARGUMENT_CONFIG = ConfigDict(coerce_numbers_to_str=True)
+#: How much of a wrong value an argument error quotes.
+_QUOTED = 60
+
+
+def _adapter(annotation: Any) -> TypeAdapter[Any] | None:
+    """A validator for one parameter's type; None when there is nothing pydantic can check."""
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return None
+    try:
+        try:
+            return TypeAdapter(annotation, config=_ARGUMENT_CONFIG)
+        except PydanticUserError:  # a type with a config of its own (a pydantic model)
+            return TypeAdapter(annotation)
+    except (PydanticSchemaGenerationError, PydanticUserError, TypeError):
+        return None
+
+
+def _describe(name: str, error: Any) -> str:
+    """One argument error as the model reads it: `'n' should be a valid integer (got 'x')`."""
+    where = name + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+    message = str(error["msg"])
+    if message.startswith("Input should"):
+        message = message[len("Input ") :]
+    if error["type"] == "missing":
+        return f"'{where}' is required"
+    quoted = repr(error.get("input"))
+    if len(quoted) > _QUOTED:
+        quoted = quoted[: _QUOTED - 3] + "..."
+    return f"'{where}' {message[:1].lower()}{message[1:]} (got {quoted})"
+
+
 def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
     """The summary (text before `Args:`) and the per-parameter descriptions."""
     if not doc:
@@ -120,6 +163,7 @@ class FunctionTool(BaseTool):
         self.func = func
         self._signature = inspect.signature(func)
         self._require_confirmation = require_confirmation
+        self._adapters: dict[str, TypeAdapter[Any] | None] | None = None
 
     def get_declaration(self) -> types.FunctionDeclaration:
         """Parameters from the signature; descriptions from the docstring."""
@@ -162,11 +206,18 @@ class FunctionTool(BaseTool):
             and name not in call_args
             and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
         ]
-        if missing:
+        call_args, problems = self._validated(call_args)
+        if missing and not problems:
             return {
                 "error": f"Invoking `{self.name}()` failed as the following mandatory input "
                 f"parameters are not present: {', '.join(missing)}. You could retry calling this "
                 "tool, but it is IMPORTANT for you to provide all the mandatory parameters."
+            }
+        if problems:
+            problems += [f"'{name}' is required" for name in missing]
+            return {
+                "error": f"Invalid arguments for tool `{self.name}()`: {'; '.join(problems)}. "
+                "Retry the call with arguments that match the tool's parameters."
             }
         if await self.check_require_confirmation(call_args, tool_context):
             if tool_context.tool_confirmation is None:
@@ -184,6 +235,41 @@ class FunctionTool(BaseTool):
         if inspect.isawaitable(result):
             result = await result
         return result
+
+    def _validated(self, args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """`args` checked against the type hints: the values to call with, and what is wrong."""
+        adapters = self._argument_adapters()
+        params = self._signature.parameters
+        values: dict[str, Any] = {}
+        problems: list[str] = []
+        for name, value in args.items():
+            adapter = adapters.get(name)
+            param = params.get(name)
+            has_default = param is not None and param.default is not inspect.Parameter.empty
+            if adapter is None or (value is None and has_default):
+                values[name] = value
+                continue
+            try:
+                values[name] = adapter.validate_python(value)
+            except ValidationError as error:
+                problems.extend(_describe(name, e) for e in error.errors())
+        return values, problems
+
+    def _argument_adapters(self) -> dict[str, TypeAdapter[Any] | None]:
+        """A validator per declared parameter, built on the first call (when the hints'
+        forward references can be resolved)."""
+        if self._adapters is None:
+            try:
+                hints = typing.get_type_hints(self.func)
+            except Exception:  # unresolved forward references: nothing is checked
+                hints = {}
+            self._adapters = {
+                name: _adapter(hints.get(name, inspect.Parameter.empty))
+                for name, param in self._signature.parameters.items()
+                if name not in _INJECTED
+                and param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD)
+            }
+        return self._adapters
 
     async def check_require_confirmation(
         self, args: dict[str, Any], tool_context: ToolContext
