@@ -150,7 +150,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 def __getattr__(name: str) -> FastAPI:
     # `uvicorn app.main:app` resolves `app` lazily, so importing app.main never reads settings.
     if name == "app":
-        configure_logging(os.environ.get("AGENTD_LOG_LEVEL", "INFO"))
+        configure_logging(
+            os.environ.get("AGENTD_LOG_LEVEL", "INFO"), log_format=get_settings().log_format
+        )
         application = create_app()
         globals()["app"] = application
         return application

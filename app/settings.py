@@ -170,6 +170,11 @@ class Settings(BaseSettings):
     sse_heartbeat_seconds: float = Field(
         default=15, gt=0, description="Comment frames this often keep idle event streams alive."
     )
+    log_format: Literal["auto", "json", "text"] = Field(
+        default="auto",
+        description="Log lines as JSON (`json`), as plain text (`text`), or `auto`: text when "
+        "the log stream (stderr) is a terminal, JSON otherwise (containers, pipes, files).",
+    )
     replica_id: str = Field(
         default="", description="This process's name in leases (default: host:pid)."
     )

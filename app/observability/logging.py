@@ -1,4 +1,4 @@
-"""Structured logs: one JSON object per line, carrying the request id and invocation id.
+"""Logs: JSON lines for machines, plain lines for a person at a terminal, both with the ids.
 
 Owns the log format and the context variables that tie a log line to the request and the
 invocation it belongs to. The request id is bound by `app.api.middleware.RequestIdMiddleware`
@@ -8,17 +8,21 @@ SQLAlchemy and libraries carry them too, with no change to the code that logs.
 
 JSON rendering is python-json-logger's `JsonFormatter`: it already handles `extra=` fields,
 exception text and values json cannot encode, which a hand-rolled Formatter would have to redo.
+Which format is used is AGENTD_LOG_FORMAT's choice (`log_format`): `json`, `text`, or `auto`
+(the default), which writes text when the log stream is a terminal and JSON otherwise, so
+`make run` reads well while a container's or a pipe's output stays machine-readable.
 
 An invocation's task is created while its request is being handled, so it inherits the request
 id of the request that started it; `bind_invocation` adds the invocation id on top.
 """
 
 import logging
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter as _LibraryJsonFormatter
@@ -34,10 +38,14 @@ REQUEST_ID_HEADER = "X-Request-ID"
 #: The loggers uvicorn configures for itself; `configure_logging` sends them to the root logger.
 UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
 
+#: AGENTD_LOG_FORMAT's values: `auto` is text on a terminal, JSON otherwise.
+LogFormat = Literal["auto", "json", "text"]
+
 _HANDLER_NAME = "agentd"
-_TEXT_FORMAT = (
-    "%(asctime)s %(levelname)s %(name)s [request=%(request_id)s invocation=%(invocation_id)s] "
-    "%(message)s"
+# Record attributes that are not `extra=` fields: the standard ones (3.12's taskName too), our
+# ids, uvicorn's coloured copy of its message.
+_NOT_EXTRA = frozenset(
+    {*RESERVED_ATTRS, "taskName", "request_id", "invocation_id", "color_message"}
 )
 
 
@@ -74,22 +82,62 @@ class JsonFormatter(_LibraryJsonFormatter):
         super().add_fields(log_data, record, message_dict)
 
 
-def configure_logging(
-    level: str = "INFO", json_format: bool = True, *, stream: TextIO | None = None
-) -> None:
-    """Log to `stream` (stderr) through agentd's handler (JSON by default), uvicorn's included.
+class TextFormatter(logging.Formatter):
+    """One plain line for a person: local time, level, logger, message, then the ids and extras
+    that are set (`request=... invocation=... key=value`), then any traceback."""
 
-    Replaces only a handler an earlier call installed, so it is idempotent and leaves other
-    handlers (pytest's, for one) alone.
+    def __init__(self) -> None:
+        super().__init__(
+            "%(asctime)s.%(msecs)03d %(levelname)-7s %(name)s: %(message)s", "%H:%M:%S"
+        )
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        """The line, with the context appended before any traceback lines follow."""
+        context = {
+            "request": getattr(record, "request_id", None),
+            "invocation": getattr(record, "invocation_id", None),
+        }
+        context |= {key: value for key, value in vars(record).items() if key not in _NOT_EXTRA}
+        tail = " ".join(f"{key}={value}" for key, value in context.items() if value is not None)
+        line = super().formatMessage(record)
+        return f"{line}  [{tail}]" if tail else line
+
+
+def wants_json(log_format: LogFormat, stream: TextIO) -> bool:
+    """Whether to write JSON to `stream`: as asked, or under `auto` unless it is a terminal."""
+    if log_format != "auto":
+        return log_format == "json"
+    try:
+        return not stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream: not a person
+        return True
+
+
+def configure_logging(
+    level: str = "INFO",
+    json_format: bool | None = None,
+    *,
+    log_format: LogFormat = "auto",
+    stream: TextIO | None = None,
+) -> None:
+    """Log to `stream` (stderr) through agentd's handler, uvicorn's loggers included.
+
+    The format is `log_format`'s (AGENTD_LOG_FORMAT; `auto`: text when `stream` is a terminal,
+    JSON otherwise) unless `json_format` is given, which decides on its own. Replaces only a
+    handler an earlier call installed, so it is idempotent and leaves other handlers (pytest's,
+    for one) alone.
     """
+    target = sys.stderr if stream is None else stream
+    if json_format is None:
+        json_format = wants_json(log_format, target)
     root = logging.getLogger()
     for handler in list(root.handlers):
         if handler.get_name() == _HANDLER_NAME:
             root.removeHandler(handler)
-    handler = logging.StreamHandler(stream)
+    handler = logging.StreamHandler(target)
     handler.set_name(_HANDLER_NAME)
     handler.addFilter(ContextFilter())
-    handler.setFormatter(JsonFormatter() if json_format else logging.Formatter(_TEXT_FORMAT))
+    handler.setFormatter(JsonFormatter() if json_format else TextFormatter())
     root.addHandler(handler)
     root.setLevel(level.upper())
     for name in UVICORN_LOGGERS:

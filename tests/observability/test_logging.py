@@ -1,11 +1,21 @@
-"""JSON logs and request ids: X-Request-ID in and out, ids on every log line, optional tracing."""
+"""Logs and request ids: X-Request-ID in and out, ids on every log line, JSON or text lines
+(text on a terminal: a real pseudo-terminal from `pty`), optional tracing."""
 
 import io
 import json
 import logging
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
-from typing import Any
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
 
+import pydantic
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -19,8 +29,10 @@ from app.observability.logging import (
     configure_logging,
     invocation_id_var,
     request_id_var,
+    wants_json,
 )
 from app.observability.tracing import ENDPOINT_VARIABLE, fastapi_telemetry, setup_tracing
+from app.settings import Settings
 
 log = logging.getLogger("tests.observability")
 
@@ -59,19 +71,17 @@ def client() -> Iterator[TestClient]:
         yield test_client
 
 
-@pytest.fixture
-def log_stream() -> Iterator[io.StringIO]:
-    """JSON logging into a buffer; the logging setup it found is restored afterwards."""
+@contextmanager
+def restored_logging() -> Iterator[None]:
+    """The logging setup found on entry, restored on the way out."""
     root = logging.getLogger()
     saved_root = (list(root.handlers), root.level)
     saved_uvicorn = [
         (lg, list(lg.handlers), lg.propagate, lg.level)
         for lg in map(logging.getLogger, UVICORN_LOGGERS)
     ]
-    stream = io.StringIO()
-    configure_logging("INFO", stream=stream)
     try:
-        yield stream
+        yield
     finally:
         root.handlers[:] = saved_root[0]
         root.setLevel(saved_root[1])
@@ -79,6 +89,22 @@ def log_stream() -> Iterator[io.StringIO]:
             lg.handlers[:] = handlers
             lg.propagate = propagate
             lg.setLevel(level)
+
+
+@pytest.fixture
+def saved_logging() -> Iterator[None]:
+    """The test may configure logging: what it found is restored after it."""
+    with restored_logging():
+        yield
+
+
+@pytest.fixture
+def log_stream() -> Iterator[io.StringIO]:
+    """Logging into a buffer, which is not a terminal: JSON lines by default."""
+    with restored_logging():
+        stream = io.StringIO()
+        configure_logging("INFO", stream=stream)
+        yield stream
 
 
 def lines(stream: io.StringIO) -> list[dict[str, Any]]:
@@ -191,3 +217,156 @@ def test_fastapi_telemetry_is_off_without_an_endpoint_and_default_with_one(
 
     monkeypatch.setenv(ENDPOINT_VARIABLE, "http://127.0.0.1:4318")
     assert fastapi_telemetry() == {}
+
+
+# --- the format: text on a terminal, JSON elsewhere ------------------------------------------
+
+READ_SECONDS = 30
+
+
+@pytest.fixture
+def terminal() -> Iterator[tuple[TextIO, int]]:
+    """A pseudo-terminal: (its slave end as a text stream, its master end's fd to read)."""
+    master, slave = pty.openpty()
+    stream = os.fdopen(slave, "w", buffering=1)
+    try:
+        yield stream, master
+    finally:
+        stream.close()
+        os.close(master)
+
+
+def read_terminal(master: int, until: str) -> list[str]:
+    """The lines written to the terminal until one holds `until` (fails after READ_SECONDS)."""
+    received = b""
+    deadline = time.monotonic() + READ_SECONDS
+    while until.encode() not in received:
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"{until!r} never reached the terminal: {received!r}"
+        ready, _, _ = select.select([master], [], [], remaining)
+        if ready:
+            received += os.read(master, 65536)
+    # The terminal's line discipline writes each newline as CRLF.
+    return received.decode().replace("\r\n", "\n").splitlines()
+
+
+def test_auto_means_text_on_a_terminal_and_json_anywhere_else(
+    terminal: tuple[TextIO, int],
+) -> None:
+    stream, _ = terminal
+    assert stream.isatty()
+    assert wants_json("auto", stream) is False
+    assert wants_json("auto", io.StringIO()) is True
+
+
+def test_json_and_text_are_obeyed_whatever_the_stream(terminal: tuple[TextIO, int]) -> None:
+    stream, _ = terminal
+    assert wants_json("json", stream) is True
+    assert wants_json("text", io.StringIO()) is False
+
+
+def test_a_closed_stream_counts_as_no_terminal() -> None:
+    closed = io.StringIO()
+    closed.close()
+    assert wants_json("auto", closed) is True
+
+
+@pytest.mark.usefixtures("saved_logging")
+def test_a_terminal_gets_plain_lines_with_the_ids_the_extras_and_the_traceback(
+    terminal: tuple[TextIO, int],
+) -> None:
+    stream, master = terminal
+    configure_logging("INFO", stream=stream)
+
+    log.info("no context")
+    request_id_var.set("req-9")
+    try:
+        with bind_invocation("inv-7"):
+            try:
+                raise ValueError("boom")
+            except ValueError:
+                log.warning("slow step", exc_info=True, extra={"seconds": 1.5})
+    finally:
+        request_id_var.set(None)
+
+    first, second, *traceback = read_terminal(master, "ValueError: boom")
+    assert first.endswith(" INFO    tests.observability: no context")
+    assert " WARNING tests.observability: slow step  [" in second
+    assert second.endswith("[request=req-9 invocation=inv-7 seconds=1.5]")
+    assert not second.startswith("{")
+    assert traceback[0] == "Traceback (most recent call last):"
+    assert traceback[-1] == "ValueError: boom"
+
+
+@pytest.mark.usefixtures("saved_logging")
+def test_text_drops_uvicorns_coloured_copy_of_its_message() -> None:
+    stream = io.StringIO()
+    configure_logging("INFO", log_format="text", stream=stream)
+
+    logging.getLogger("uvicorn.error").info(
+        "server started", extra={"color_message": "\x1b[1mserver started\x1b[0m"}
+    )
+
+    (line,) = stream.getvalue().splitlines()
+    assert line.endswith(" INFO    uvicorn.error: server started")
+
+
+APP_LOGS = """
+import logging, app.main
+app.main.app  # builds the app as uvicorn does, which configures logging
+logging.getLogger("agentd.test").warning("hello", extra={"seconds": 2})
+"""
+
+
+def app_logs(tmp_path: Path, stderr: int, log_format: str | None) -> subprocess.Popen[bytes]:
+    """A process that builds agentd's app (as `uvicorn app.main:app` does) and logs a line."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("AGENTD_")}
+    env |= {
+        "AGENTD_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'x.db'}",
+        "AGENTD_DATA_DIR": str(tmp_path / "data"),
+        "AGENTD_AGENTS_DIR": str(tmp_path / "agents"),
+    }
+    if log_format is not None:
+        env["AGENTD_LOG_FORMAT"] = log_format
+    # cwd: no `.env` of the checkout's may choose for the test.
+    return subprocess.Popen([sys.executable, "-c", APP_LOGS], cwd=tmp_path, env=env, stderr=stderr)
+
+
+def hello_on_terminal(tmp_path: Path, terminal: tuple[TextIO, int], log_format: str | None) -> str:
+    """The app's "hello" line as a terminal shows it."""
+    stream, master = terminal
+    process = app_logs(tmp_path, stream.fileno(), log_format)
+    lines = read_terminal(master, "hello")
+    assert process.wait(timeout=READ_SECONDS) == 0, "\n".join(lines)
+    (line,) = [line for line in lines if "hello" in line]
+    return line
+
+
+def test_the_app_logs_text_to_a_terminal(tmp_path: Path, terminal: tuple[TextIO, int]) -> None:
+    line = hello_on_terminal(tmp_path, terminal, None)
+    assert line.endswith(" WARNING agentd.test: hello  [seconds=2]")
+
+
+def test_the_app_logs_json_to_a_terminal_when_told(
+    tmp_path: Path, terminal: tuple[TextIO, int]
+) -> None:
+    line = hello_on_terminal(tmp_path, terminal, "json")
+    assert json.loads(line)["seconds"] == 2
+
+
+def test_the_app_logs_json_into_a_pipe(tmp_path: Path) -> None:
+    process = app_logs(tmp_path, subprocess.PIPE, None)
+    _, err = process.communicate(timeout=READ_SECONDS)
+    assert process.returncode == 0, err.decode()
+    records = [json.loads(line) for line in err.decode().splitlines()]
+    assert any(record["message"] == "hello" and record["seconds"] == 2 for record in records)
+
+
+def test_the_log_format_setting_takes_auto_json_or_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTD_LOG_FORMAT", raising=False)
+    assert Settings(_env_file=None).log_format == "auto"
+    monkeypatch.setenv("AGENTD_LOG_FORMAT", "text")
+    assert Settings(_env_file=None).log_format == "text"
+    monkeypatch.setenv("AGENTD_LOG_FORMAT", "yaml")
+    with pytest.raises(pydantic.ValidationError, match="log_format"):
+        Settings(_env_file=None)
