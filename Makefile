@@ -1,54 +1,69 @@
 # The two commands: `make run` (serve on 127.0.0.1:8000) and `make test` (the whole suite).
 # Both work on a fresh machine with only python3: they create .venv and install what they need.
+# Two stamps: serving needs only agentd's own dependencies (`pip install -e .`); the suite, the
+# linters, the type checker and the benchmarks add the `dev` extra on top.
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
-STAMP := $(VENV)/.installed
+SERVE_STAMP := $(VENV)/.installed-serve
+DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test fuzz venv migrate gc bench bench-artifacts bench-load bench-queue openapi sdk lint typecheck fmt clean spikes
+.PHONY: run run-pg test fuzz venv dev-venv migrate gc bench bench-artifacts bench-load bench-queue openapi sdk lint typecheck fmt clean spikes
 
-$(STAMP): pyproject.toml constraints.txt
+$(SERVE_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
+	touch $(SERVE_STAMP)
+
+$(DEV_STAMP): $(SERVE_STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
-	touch $(STAMP)
+	touch $(DEV_STAMP)
 
-venv: $(STAMP)
+venv: $(SERVE_STAMP)
 
-migrate: $(STAMP)
+dev-venv: $(DEV_STAMP)
+
+migrate: $(SERVE_STAMP)
 	$(BIN)/agentd migrate
 
-gc: $(STAMP)
+gc: $(SERVE_STAMP)
 	$(BIN)/agentd gc
 
-bench-artifacts: $(STAMP)
+bench-artifacts: $(DEV_STAMP)
 	$(BIN)/python -m bench.artifact_rss --mib 200
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(BIN)/python -m bench.compare --postgres
 	$(BIN)/python -m bench.pages
 
 # The invocation queue on PostgreSQL: claim latency and throughput with 1 and 2 workers.
-bench-queue: $(STAMP)
+bench-queue: $(DEV_STAMP)
 	$(BIN)/python -m bench.queue
 
-bench-load: $(STAMP)
+bench-load: $(DEV_STAMP)
 	$(BIN)/python -m bench.load --db both
 
-openapi: $(STAMP)
+openapi: $(SERVE_STAMP)
 	$(BIN)/python -m scripts.export_openapi
 
-sdk: openapi
+sdk: openapi $(DEV_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/openapi-python-client generate --path openapi.json \
 		--meta setup --output-path build/agentd-client --overwrite
 
-run: $(STAMP)
+run: $(SERVE_STAMP)
 	$(BIN)/agentd serve --migrate --host $(HOST) --port $(PORT)
 
-test: $(STAMP)
+# Worker mode without Docker: a throwaway PostgreSQL (Debian's server binaries, as the suite's),
+# migrated, one API replica that only queues invocations and one `agentd worker` that runs them.
+# Ctrl-C stops all three and deletes the database.
+run-pg: $(SERVE_STAMP)
+	$(BIN)/python -m scripts.run_pg --host $(HOST) --port $(PORT)
+
+test: $(DEV_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The schemathesis runs at a larger size than in `make test`. A random seed unless given
@@ -57,24 +72,24 @@ FUZZ_EXAMPLES ?= 100
 FUZZ_SCENARIOS ?= 300
 FUZZ_STEPS ?= 15
 
-fuzz: $(STAMP)
+fuzz: $(DEV_STAMP)
 	@seed="$(FUZZ_SEED)"; [ -n "$$seed" ] || seed=$$(od -An -N2 -tu2 /dev/urandom | tr -d ' '); \
 	echo "fuzz seed: $$seed (make fuzz FUZZ_SEED=$$seed runs it again)"; \
 	AGENTD_FUZZ_SEED=$$seed AGENTD_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
 	AGENTD_FUZZ_SCENARIOS=$(FUZZ_SCENARIOS) AGENTD_FUZZ_STEPS=$(FUZZ_STEPS) \
 	$(BIN)/python -m pytest tests/test_schemathesis.py tests/test_schemathesis_stateful.py $(PYTEST_ARGS)
 
-lint: $(STAMP)
-	$(BIN)/ruff check app tests migrations bench agents
-	$(BIN)/ruff format --check app tests migrations bench agents
+lint: $(DEV_STAMP)
+	$(BIN)/ruff check app tests migrations bench agents scripts
+	$(BIN)/ruff format --check app tests migrations bench agents scripts
 	$(BIN)/lint-imports --no-cache
 
-typecheck: $(STAMP)
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy app tests bench agents
 
-fmt: $(STAMP)
-	$(BIN)/ruff format app tests migrations bench
-	$(BIN)/ruff check --fix app tests migrations bench
+fmt: $(DEV_STAMP)
+	$(BIN)/ruff format app tests migrations bench scripts
+	$(BIN)/ruff check --fix app tests migrations bench scripts
 
 # Issue 19's durable-engine spikes (spikes/durable/README.md), in a venv of their own: DBOS,
 # procrastinate and pgqueuer never enter pyproject.toml or constraints.txt.
