@@ -68,11 +68,11 @@ async def test_a_wrong_type_reaches_the_model_as_a_readable_error_and_it_can_ret
 async def test_nested_model_fields_and_missing_arguments_are_named_together(
     services: Services,
 ) -> None:
-    received: list[Order] = []
+    received: list[tuple[Order, str]] = []
 
     def place(order: Order, note: str) -> str:
         """Places an order."""
-        received.append(order)
+        received.append((order, note))
         return "placed"
 
     model = ScriptModel(
@@ -89,7 +89,7 @@ async def test_nested_model_fields_and_missing_arguments_are_named_together(
     assert "'order.quantity' should be a valid integer" in error
     assert "'note' is required" in error
     # A dict for a pydantic model parameter arrives as the model, as ADK converts it.
-    assert received == [Order(sku="A1", quantity=2)]
+    assert received == [(Order(sku="A1", quantity=2), "asap")]
     assert answer[-1] == "done"
 
 
@@ -100,7 +100,7 @@ async def test_null_for_a_parameter_with_a_default_is_passed_as_given(
 
     def search(query: str, limit: int = 10) -> str:
         """Searches."""
-        seen.append(limit)
+        seen.append((query, limit))
         return "found"
 
     model = ScriptModel(
@@ -109,5 +109,5 @@ async def test_null_for_a_parameter_with_a_default_is_passed_as_given(
 
     await _run(services, [search], model)
 
-    assert seen == [None]
+    assert seen == [("x", None)]
     assert _tool_errors(model.requests[1]) == ["None"]
