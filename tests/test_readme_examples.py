@@ -366,6 +366,19 @@ def test_the_readme_has_curl_and_python_examples_each_with_its_answer() -> None:
     assert [example.where for example in examples if example.answer is None] == []
 
 
+def test_every_curl_command_of_the_readme_is_a_run_example() -> None:
+    markdown = README.read_text()
+    commands = re.findall(r"^\s*curl .*$", markdown, re.M)
+    in_examples = [
+        line
+        for example in readme_examples(markdown)
+        for line in example.block.text.splitlines()
+        if line.lstrip().startswith("curl ")
+    ]
+    assert commands, "README.md has no curl examples"
+    assert len(commands) == len(in_examples), "a curl command outside a ```bash example block"
+
+
 def github_anchor(heading: str) -> str:
     """The fragment GitHub gives a heading: lower case, punctuation dropped, spaces as `-`."""
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
