@@ -2,9 +2,13 @@
 
 FastAPI's built-in pages load Swagger UI and ReDoc from a CDN, so offline (or behind a firewall)
 `/docs` is a blank page. These pages load the same scripts from this server instead: the files
-come from the `fastapi-offline` package (MIT; it vendors swagger-ui-dist 5 and ReDoc 2 with their
-licences), served under `/docs/assets/` straight from its package data. Only its files are used:
-its `FastAPIOffline` factory builds the app itself, and ours is built by `app.main`.
+come from the `fastapi-offline` package (MIT; it bundles swagger-ui-dist 5, Apache-2.0, and ReDoc 2,
+MIT), served under `/docs/assets/` straight from its package data. Only its files are used: its
+`FastAPIOffline` factory builds the app itself, and ours is built by `app.main`.
+
+Both pages are sent with a Content-Security-Policy that lets them load only from this server, so
+they never call out: ReDoc's sidebar always asks Redocly's CDN for its logo (refused, the image
+hides itself).
 
 The three routes are defined here rather than by FastAPI (the app is built with `openapi_url`,
 `docs_url` and `redoc_url` off) so that `AGENTD_DOCS_AUTH=required` can put them behind the same
@@ -28,9 +32,17 @@ OAUTH2_REDIRECT_PATH = "/docs/oauth2-redirect"
 ASSETS_PATH = "/docs/assets"
 
 # The package and folder that hold swagger-ui-bundle.js, swagger-ui.css, redoc.standalone.js and
-# favicon.png (pyproject pins fastapi-offline below its next major; tests/api/test_docs.py
+# favicon.png (pyproject pins fastapi-offline below its next major; tests/api/test_docs_http.py
 # fetches each file, so a moved file fails there first).
 ASSETS_PACKAGE = ("fastapi_offline", "static")
+
+# Inline script and styles: FastAPI's pages start the UI inline, and both UIs style inline.
+# ReDoc builds its search worker from a blob.
+PAGE_POLICY = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; "
+    "frame-ancestors 'self'"
+)
 
 router = APIRouter(include_in_schema=False)
 open_router = APIRouter(include_in_schema=False)
@@ -58,7 +70,7 @@ async def swagger_ui(request: Request) -> HTMLResponse:
     """Swagger UI on the OpenAPI document, its scripts served by this server."""
     app: FastAPI = request.app
     root = _root(request)
-    return get_swagger_ui_html(
+    page = get_swagger_ui_html(
         openapi_url=root + OPENAPI_PATH,
         title=f"{app.title} - Swagger UI",
         swagger_js_url=f"{root}{ASSETS_PATH}/swagger-ui-bundle.js",
@@ -68,6 +80,8 @@ async def swagger_ui(request: Request) -> HTMLResponse:
         init_oauth=app.swagger_ui_init_oauth,
         swagger_ui_parameters=app.swagger_ui_parameters,
     )
+    page.headers["Content-Security-Policy"] = PAGE_POLICY
+    return page
 
 
 @router.get(REDOC_PATH)
@@ -75,13 +89,15 @@ async def redoc(request: Request) -> HTMLResponse:
     """ReDoc on the OpenAPI document, its script served by this server (no web fonts)."""
     app: FastAPI = request.app
     root = _root(request)
-    return get_redoc_html(
+    page = get_redoc_html(
         openapi_url=root + OPENAPI_PATH,
         title=f"{app.title} - ReDoc",
         redoc_js_url=f"{root}{ASSETS_PATH}/redoc.standalone.js",
         redoc_favicon_url=f"{root}{ASSETS_PATH}/favicon.png",
         with_google_fonts=False,
     )
+    page.headers["Content-Security-Policy"] = PAGE_POLICY
+    return page
 
 
 @open_router.get(OAUTH2_REDIRECT_PATH)
