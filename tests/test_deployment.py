@@ -1,4 +1,5 @@
-"""The container deployment: Dockerfile, docker/entrypoint.sh, docker-compose.yml, .dockerignore.
+"""The container deployment: Dockerfile, docker/entrypoint.sh, docker-compose.yml, .dockerignore,
+.env.example.
 
 No Docker engine is needed: the compose file is validated against the Compose Specification's
 JSON schema (vendored in tests/data, see its README) plus the wiring agentd relies on; the
@@ -23,12 +24,14 @@ from typing import Any
 
 import httpx
 import jsonschema
+import pydantic
 import pytest
 import yaml
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import make_url
 
+from app.models.gemini import BASE_URL_ENV as GEMINI_BASE_URL_ENV
 from app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,11 +40,20 @@ COMPOSE_SCHEMA = ROOT / "tests" / "data" / "compose-spec.json"
 DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
 ENTRYPOINT = ROOT / "docker" / "entrypoint.sh"
+ENV_EXAMPLE = ROOT / ".env.example"
 
 # What the runtime image must hold (relative to the build context).
 RUNTIME_SOURCES = {"app", "migrations", "alembic.ini", "agents"}
-# Settings the compose file may set before agentd reads them (issue: API-key auth).
-PENDING_SETTINGS = {"auth"}
+# AGENTD_* variables read outside the Settings class: by the Gemini backend and by logging set-up.
+READ_OUTSIDE_SETTINGS = {GEMINI_BASE_URL_ENV, "AGENTD_LOG_LEVEL"}
+# Where the variables a model backend or a shipped app reads are named.
+MODEL_SOURCES = [*(ROOT / "app" / "models").glob("*.py"), *(ROOT / "agents").glob("*/*.py")]
+# What such a variable's name looks like: a credential, an endpoint, an API version, a model name,
+# or Google's (google-genai's Vertex switches and project).
+_MODEL_VARIABLE = re.compile(
+    r"[\"`']((?:[A-Z][A-Z0-9]*_)+(?:API_KEY|API_BASE|BASE_URL|API_VERSION|AUTH_TOKEN|AD_TOKEN"
+    r"|ENDPOINT|ORG_ID|PROJECT_ID|AGENT_MODEL)|GOOGLE_[A-Z0-9_]+)[\"`']"
+)
 
 STARTUP_SECONDS = 60
 POLL_SECONDS = 0.05
@@ -219,16 +231,126 @@ def test_api_environment_is_valid_agentd_settings(monkeypatch: pytest.MonkeyPatc
         if value is not None:
             monkeypatch.setenv(name, value)
     settings = Settings(_env_file=None)
-    known = set(Settings.model_fields) | PENDING_SETTINGS
     unknown = {
         name
         for name in api_env
-        if name.startswith("AGENTD_") and name.removeprefix("AGENTD_").lower() not in known
+        if name.startswith("AGENTD_")
+        and name.removeprefix("AGENTD_").lower() not in Settings.model_fields
+        and name not in READ_OUTSIDE_SETTINGS
     }
     assert unknown == set()
     assert settings.blob_store == "s3"
     assert settings.s3_force_path_style is True
     assert settings.resolved_database_url == api_env["AGENTD_DATABASE_URL"]
+
+
+# --- model credentials and .env.example -----------------------------------------------------
+
+
+def model_variables() -> set[str]:
+    """The environment variables app/models/ and the shipped apps name (code and docstrings)."""
+    return {
+        match[1]
+        for source in MODEL_SOURCES
+        for match in _MODEL_VARIABLE.finditer(source.read_text())
+    }
+
+
+def compose_variables() -> dict[str, str | None]:
+    """Every `${VAR}` / `$VAR` docker-compose.yml interpolates, with its default (None: none)."""
+    found: dict[str, str | None] = {}
+    for match in _VARIABLE.finditer(COMPOSE_FILE.read_text()):
+        if match["escaped"]:
+            continue
+        name = match["braced"] or match["named"]
+        default = match["arg"] if match["op"] in (":-", "-") else None
+        assert found.get(name, default) == default, f"{name} has two defaults in compose"
+        found[name] = default
+    return found
+
+
+def passed_through(service: dict[str, Any]) -> set[str]:
+    """The variables a service takes from the shell or `.env` as they are (no value in compose)."""
+    return {name for name, value in environment_of(service).items() if value is None}
+
+
+@dataclass
+class ExampleLine:
+    """One `NAME=value` line of .env.example, commented out or not."""
+
+    value: str
+    commented: bool
+
+
+def env_example() -> dict[str, ExampleLine]:
+    """.env.example's assignments (`# NAME=value` counts: it shows the default to uncomment)."""
+    found: dict[str, ExampleLine] = {}
+    for line in ENV_EXAMPLE.read_text().splitlines():
+        match = re.fullmatch(r"(?P<hash>#\s?)?(?P<name>[A-Z][A-Z0-9_]*)=(?P<value>.*)", line)
+        if match:
+            assert match["name"] not in found, f"{match['name']} twice in .env.example"
+            found[match["name"]] = ExampleLine(match["value"], match["hash"] is not None)
+    return found
+
+
+def test_the_model_variable_scan_finds_every_provider() -> None:
+    """The scan below bites: it finds each backend's key and endpoint variables."""
+    assert {
+        "GOOGLE_API_KEY",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "AZURE_OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "AZURE_API_KEY",
+        "AZURE_API_BASE",
+        "OPENROUTER_API_KEY",
+        "OLLAMA_API_BASE",
+        GEMINI_BASE_URL_ENV,
+    } <= model_variables()
+
+
+@pytest.mark.parametrize("service", ["api", "worker"])
+def test_every_model_variable_reaches_the_api_and_the_worker(service: str) -> None:
+    """Apps run where invocations run (the worker), and the API with AGENTD_API_RUNS_INVOCATIONS:
+    both get every model credential, passed through as it is set on the host (or unset)."""
+    services = load_compose()["services"]
+    missing = model_variables() - passed_through(services[service])
+    assert missing == set(), f"{service} does not receive {sorted(missing)}"
+
+
+def test_env_example_lists_every_variable_compose_reads_with_its_default() -> None:
+    example = env_example()
+    interpolated = compose_variables()
+    assert "POSTGRES_PASSWORD" in interpolated  # the scan bites
+    services = load_compose()["services"]
+    from_host = passed_through(services["api"]) | passed_through(services["worker"])
+    missing = (set(interpolated) | from_host) - set(example)
+    assert missing == set(), f".env.example lacks {sorted(missing)}"
+    for name, default in interpolated.items():
+        if default is not None:
+            assert example[name].value == default, f"{name}: .env.example shows another default"
+
+
+def test_env_example_changes_nothing_until_edited() -> None:
+    """Every line is commented out, no secret has a value, and each AGENTD_* setting shown is
+    agentd's own default: a `cp .env.example .env` is safe, even for the test suite."""
+    example = env_example()
+    assert [name for name, line in example.items() if not line.commented] == []
+    credentials = [name for name in example if re.search(r"KEY|TOKEN|SECRET", name)]
+    assert "OPENAI_API_KEY" in credentials
+    assert {name: example[name].value for name in credentials if example[name].value} == {}
+    compose_only = set(compose_variables())
+    for name, line in example.items():
+        if not name.startswith("AGENTD_") or name in READ_OUTSIDE_SETTINGS | compose_only:
+            continue
+        field_name = name.removeprefix("AGENTD_").lower()
+        assert field_name in Settings.model_fields, f"{name} is no setting"
+        setting = Settings.model_fields[field_name]
+        assert setting.annotation is not None
+        shown = pydantic.TypeAdapter(setting.annotation).validate_python(line.value)
+        assert shown == setting.get_default(call_default_factory=True), name
 
 
 # --- Dockerfile -----------------------------------------------------------------------------
