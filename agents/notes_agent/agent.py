@@ -2,8 +2,10 @@
 
 The agent's tools come from `notes_server.py`, an MCP server in this folder that agentd starts
 as a subprocess (stdio) the first time the app needs its tools, and stops on shutdown.
-"note: buy milk" makes the model call `add_note`, "my notes" `list_notes`. The notes file is
-`<AGENTD_DATA_DIR>/notes.json`.
+"note: buy milk" makes the model call `add_note`, "my notes" `list_notes`; anything else is
+answered with what it understands (HELP), where the scripted model's default would call the
+first tool without its argument and show the MCP server's raw validation error. The notes file
+is `<AGENTD_DATA_DIR>/notes.json`.
 """
 
 import os
@@ -28,6 +30,11 @@ notes = MCPToolset(
     )
 )
 
+HELP = (
+    "I keep notes. Say 'note: <text>' to add one (for example 'note: buy milk'), "
+    "or 'my notes' to list them."
+)
+
 root_agent = LlmAgent(
     name="notes_agent",
     description="Keeps notes through a local MCP server.",
@@ -35,6 +42,7 @@ root_agent = LlmAgent(
         rules=[
             Rule(when_user=r"note: (?P<text>.+)", call=("add_note", {"text": "{text}"})),
             Rule(when_user=r"my notes", call=("list_notes", {})),
+            Rule(when_user=r"", say=HELP),  # any other message
             Rule(when_tool="add_note", say="{result}"),
             Rule(when_tool="list_notes", say="your notes: {result}"),
         ]
