@@ -180,7 +180,9 @@ async def get_invocation(
 async def cancel_invocation(
     ref: RefDep, invocation_id: InvocationIdPath, manager: InvocationManagerDep
 ) -> Invocation:
-    """Stop the run at its next step; nothing half-done is persisted."""
+    """Stop the run at its next step; nothing half-done is persisted. One waiting in
+    `requires_action` ends `cancelled` at once, its open calls answered with the cancellation;
+    an ended one is returned unchanged."""
     return await manager.cancel(ref, invocation_id)
 
 

@@ -18,10 +18,12 @@ from app.errors import InvocationInterrupted, LeaseLost
 from app.invocations.models import Invocation, InvocationStatus
 from app.invocations.stored import (
     WAITED_FOR_KEY,
+    WAITING_CANCELLED,
     StoredInvocation,
     StoreUnits,
     acquire_lease,
     answer_open_calls,
+    cancel_waiting,
     to_resource,
     waited_for_action,
 )
@@ -152,7 +154,8 @@ class LeaseStore(StoreUnits):
     ) -> Invocation | None:
         """Record the outcome, answer the calls a failure left open and release the session
         lease, in one unit and only while `fence` holds; the final resource (None if the
-        invocation is gone with its session).
+        invocation is gone with its session). A run that ends waiting for the client after a
+        cancel was requested ends `cancelled` instead, its open calls answered.
 
         `required_action`: with status `requires_action`, the calls the client must answer.
 
@@ -181,6 +184,11 @@ class LeaseStore(StoreUnits):
             if error is not None:
                 answer_open_calls(db, invocation_id, session_pk, error, now)
             repository.release_lease(session_pk, invocation_id)
+            if row.cancel_requested and row.status == InvocationStatus.REQUIRES_ACTION.value:
+                # A cancel that came as the run ended (too late to stop it: a run elsewhere
+                # reads it at its next heartbeat) still cancels it, as it would a waiting one.
+                cancel_waiting(db, invocation_id, WAITING_CANCELLED, now)
+                return repository.by_id(invocation_id)
             return row
 
         try:

@@ -371,7 +371,9 @@ class InvocationManager:
         return await self._following.wait(handle)
 
     async def cancel(self, ref: SessionRef, invocation_id: str) -> Invocation:
-        """Ask the invocation to stop; a local run stops at once, a remote one within seconds."""
+        """Ask the invocation to stop; a local run stops at once, a remote one within seconds,
+        and one waiting for the client (`requires_action`) ends `cancelled` at once, its open
+        calls answered with the cancellation. An ended one is returned as it is."""
         invocation = await self._store.request_cancel(ref, invocation_id)
         if await self._tasks.cancel(invocation_id):
             invocation = (await self._store.get(ref, invocation_id)).invocation

@@ -15,7 +15,6 @@ from app.db.repositories.sessions import SessionRepository
 from app.db.uow import Db
 from app.errors import (
     DuplicateKey,
-    InvocationCancelled,
     InvocationNotResumable,
     SessionBusy,
     SessionRequiresAction,
@@ -26,7 +25,7 @@ from app.invocations.stored import (
     StoredInvocation,
     StoreUnits,
     acquire_lease,
-    answer_open_calls,
+    cancel_waiting,
     invocation_not_found,
     session_key_of,
     session_not_found,
@@ -110,11 +109,8 @@ class QueueStore(StoreUnits):
                     invocationId=waiting[0],
                 )
             for waiting_id in waiting:
-                error = InvocationCancelled(
-                    "A new message was sent while the invocation waited for an answer."
-                ).marshal()
-                repository.cancel_waiting(waiting_id, error=error, now=now)
-                answer_open_calls(db, waiting_id, pk, error, now)
+                detail = "A new message was sent while the invocation waited for an answer."
+                cancel_waiting(db, waiting_id, detail, now)
             if for_workers and on_waiting == "reject" and repository.busy(pk):
                 raise SessionBusy("Another invocation is running on this session.")
             repository.insert({**row, "session_pk": pk})

@@ -266,7 +266,7 @@ class RunTasks:
             self._on_claimed_run_end()
         if run.held:
             lease_released()
-        invocation_finished(ref.app_name, end.status.value)
+        invocation_finished(ref.app_name, final.status.value)  # a late cancel may win
         if run.publish_events:
             self._publisher.publish(run.invocation_id)
         await run.channel.close(final)

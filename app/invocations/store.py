@@ -13,17 +13,20 @@ run's lease from taking it to the outcome (`app.invocations.leases.LeaseStore`);
 `notices`, PostgreSQL's notifications between processes (`app.invocations.notices`).
 """
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from app.db.repositories.invocations import InvocationRepository
 from app.db.repositories.sessions import SessionRepository
 from app.db.uow import Db, UnitOfWork
 from app.invocations.leases import LeaseStore
-from app.invocations.models import Invocation, SessionRef
+from app.invocations.models import Invocation, InvocationStatus, SessionRef
 from app.invocations.notices import StoreNotices
 from app.invocations.queueing import ANSWER_PAGE, QueueStore
 from app.invocations.stored import (
+    WAITING_CANCELLED,
     StoredInvocation,
+    cancel_waiting,
     invocation_not_found,
     session_key_of,
     session_not_found,
@@ -119,12 +122,20 @@ class InvocationStore(QueueStore, LeaseStore):
         return [to_resource(r) for r in rows], token
 
     async def request_cancel(self, ref: SessionRef, invocation_id: str) -> Invocation:
-        """Flag the invocation for cancellation if it is live (its owner acts on it)."""
+        """Cancel the invocation as far as this unit can: a live one is flagged (its owner
+        stops it); one waiting for the client (`requires_action`) has no owner to act, so it
+        ends `cancelled` here, its open calls answered with the cancellation in the same
+        unit, as a cancelled run's are; an ended one is left as it is."""
         key = session_key_of(ref)
+        now = time.time()
 
         def unit(db: Db) -> Any:
             repository = InvocationRepository(db)
-            repository.request_cancel(key, invocation_id)
+            current = repository.get(key, invocation_id)
+            if current is None or current.status != InvocationStatus.REQUIRES_ACTION.value:
+                repository.request_cancel(key, invocation_id)
+            else:
+                cancel_waiting(db, invocation_id, WAITING_CANCELLED, now)
             return repository.get(key, invocation_id)
 
         row = await self._uow.write("request_cancel", unit)

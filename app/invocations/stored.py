@@ -1,6 +1,6 @@
 """What the invocation store's parts share: the rows they turn into resources, and the steps
 several of their units take (taking a session's lease, answering an ended invocation's open
-calls).
+calls, cancelling one that waits for the client).
 
 Every function taking a `Db` runs inside the caller's unit of work, so it commits (or not) with
 the rest of that unit.
@@ -14,7 +14,7 @@ from app.db.repositories.invocations import InvocationRepository
 from app.db.repositories.sessions import SessionRepository
 from app.db.tables.sessions import session_key
 from app.db.uow import Db, UnitOfWork
-from app.errors import InvocationNotFound, SessionNotFound
+from app.errors import InvocationCancelled, InvocationNotFound, SessionNotFound
 from app.invocations.models import Invocation, RequiredAction, SessionRef
 from app.sessions.function_calls import error_responses, open_function_calls
 from app.sessions.models import Event
@@ -23,6 +23,8 @@ from app.sessions.storage import event_row, prepare_event
 #: Where the stored request of a run that answers a waiting invocation keeps the
 #: `requiredAction` it answered (the row's own is cleared while the invocation runs again).
 WAITED_FOR_KEY = "waitedFor"
+#: The cancellation's detail for an invocation cancelled while it waited for the client.
+WAITING_CANCELLED = "The invocation was cancelled while it waited for an answer."
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,18 @@ def answer_open_calls(
     sessions.insert_event(event_row(session_pk, seq, closing, wire))
 
 
+def cancel_waiting(db: Db, invocation_id: str, detail: str, now: float) -> bool:
+    """Inside a write unit: end an invocation that waits for the client (`requires_action`)
+    as `cancelled` and answer its open calls with the cancellation, so the status and the
+    answers commit together; whether it still waited (else nothing is written)."""
+    error = InvocationCancelled(detail).marshal()
+    session_pk = InvocationRepository(db).cancel_waiting(invocation_id, error=error, now=now)
+    if session_pk is None:
+        return False
+    answer_open_calls(db, invocation_id, session_pk, error, now)
+    return True
+
+
 def acquire_lease(
     db: Db, invocation_id: str, session_pk: int, owner: str, ttl: float
 ) -> int | None:
@@ -117,10 +131,12 @@ def to_resource(row: Any) -> Invocation:
 
 __all__ = [
     "WAITED_FOR_KEY",
+    "WAITING_CANCELLED",
     "StoreUnits",
     "StoredInvocation",
     "acquire_lease",
     "answer_open_calls",
+    "cancel_waiting",
     "invocation_not_found",
     "session_key_of",
     "session_not_found",

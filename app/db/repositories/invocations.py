@@ -237,6 +237,7 @@ _CANCEL_WAITING = register(
         required_action=None,
         end_time=bindparam("v_now"),
     )
+    .returning(_invocations.c.session_pk)
 )
 #: Any queued or running invocation of the session (whoever owns it).
 _LIVE_IN_SESSION = register(
@@ -377,11 +378,15 @@ class InvocationRepository:
         ).scalar()
         return None if found is None else int(found)
 
-    def cancel_waiting(self, invocation_id: str, *, error: dict[str, Any], now: float) -> None:
-        """Cancel an invocation that waits for the client (no-op if it no longer does)."""
-        self._db.execute(
-            _CANCEL_WAITING, [{"k_invocation": invocation_id, "v_error": error, "v_now": now}]
-        )
+    def cancel_waiting(
+        self, invocation_id: str, *, error: dict[str, Any], now: float
+    ) -> int | None:
+        """Cancel an invocation that waits for the client; its session's key, or None if it no
+        longer waits (answered, settled or cancelled meanwhile: nothing changed)."""
+        found = self._db.execute(
+            _CANCEL_WAITING, {"k_invocation": invocation_id, "v_error": error, "v_now": now}
+        ).scalar()
+        return None if found is None else int(found)
 
     def get(self, session: dict[str, str], invocation_id: str) -> Any | None:
         """The invocation row in the session addressed by `session_key(...)`, or None."""
