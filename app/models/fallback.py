@@ -11,7 +11,8 @@ has streamed part of its answer is not replaced, since the client has seen that 
 Which model answered is on the event: `modelVersion` (the provider's, or the backend's model
 name when the provider gave none) and `customMetadata.fallback` = {"model": <name>, "index":
 <position in the chain>, "failed": [{"model", "error"} of the models tried before]}. When every
-model fails, one `ModelUnavailable` names them all.
+model fails, one `ModelUnavailable` names them all (`ModelNotConfigured`, naming every variable,
+when none of them had credentials).
 """
 
 from collections.abc import AsyncGenerator
@@ -54,6 +55,7 @@ class FallbackModel(BaseLlm):
     ) -> AsyncGenerator[LlmResponse, None]:
         """The first model's answer that does not fail retryably before it starts."""
         failed: list[dict[str, str]] = []
+        unconfigured: list[ModelNotConfigured] = []
         for index, backend in enumerate(self.models):
             request = llm_request.model_copy(update={"model": backend.model})
             started = False
@@ -66,7 +68,18 @@ class FallbackModel(BaseLlm):
                 if started or not is_retryable(error):
                     raise
                 failed.append({"model": backend.model, "error": _describe(error)})
+                if isinstance(error, ModelNotConfigured):
+                    unconfigured.append(error)
         names = ", ".join(f["model"] for f in failed)
+        if len(unconfigured) == len(failed):
+            # Nothing answered because nothing is configured: say what to set, for each.
+            raise ModelNotConfigured(
+                " ".join(e.detail or "" for e in unconfigured),
+                provider="fallback",
+                model=self.model,
+                variables=list(dict.fromkeys(v for e in unconfigured for v in e.variables)),
+                failed=failed,
+            )
         raise ModelUnavailable(
             f"Every model of the fallback chain failed ({names}).",
             provider="fallback",
