@@ -631,3 +631,48 @@ def test_a_worker_service_runs_the_invocations_the_api_queues() -> None:
     assert "AGENTD_RUN_INVOCATIONS" not in worker_env
     assert worker["healthcheck"] == {"disable": True}  # the image's probes HTTP
     assert worker["stop_grace_period"] == "30s"  # above AGENTD_SHUTDOWN_GRACE_SECONDS (20)
+
+
+# --- Makefile: what `make run` installs -----------------------------------------------------
+
+FRESH_VENV = "/nonexistent/agentd-venv"
+
+
+def make_plan(target: str, *variables: str) -> list[str]:
+    """The commands `make TARGET` would run on a fresh machine (a dry run, every stamp stale)."""
+    result = subprocess.run(
+        ["make", "--dry-run", "--always-make", target, f"VENV={FRESH_VENV}", *variables],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout.splitlines()
+
+
+SERVE_INSTALL = f"{FRESH_VENV}/bin/python -m pip install --quiet -c constraints.txt -e ."
+DEV_INSTALL = f"{FRESH_VENV}/bin/python -m pip install --quiet -c constraints.txt -e '.[dev]'"
+
+
+@pytest.mark.parametrize("target", ["run", "run-pg", "migrate"])
+def test_serving_targets_install_only_what_serving_needs(target: str) -> None:
+    plan = make_plan(target)
+    assert plan[0] == f"python3 -m venv {FRESH_VENV}"
+    assert SERVE_INSTALL in plan
+    assert not [command for command in plan if "[dev]" in command]
+
+
+@pytest.mark.parametrize("target", ["test", "lint", "typecheck", "bench", "fuzz"])
+def test_development_targets_add_the_dev_extra_on_top(target: str) -> None:
+    plan = make_plan(target)
+    assert plan.index(SERVE_INSTALL) < plan.index(DEV_INSTALL)
+
+
+def test_make_run_and_run_pg_serve_on_host_and_port() -> None:
+    address = ("HOST=127.0.0.2", "PORT=9998")
+    assert make_plan("run", *address)[-1] == (
+        f"{FRESH_VENV}/bin/agentd serve --migrate --host 127.0.0.2 --port 9998"
+    )
+    assert make_plan("run-pg", *address)[-1] == (
+        f"{FRESH_VENV}/bin/python -m scripts.run_pg --host 127.0.0.2 --port 9998"
+    )
