@@ -16,7 +16,10 @@ from app.cli.scaffold import new
 from app.cli.server import gc, migrate, serve, worker
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    name="agentd",
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="agentd")
 def cli() -> None:
     """agentd hosts LLM agents over HTTP and keeps their sessions, invocations and artifacts.

@@ -76,7 +76,8 @@ def run_app(
     Text is written as the model produces it; tool calls and results show as `[call]` and
     `[result]` lines; an invocation that waits for the client (a confirmation, a long-running
     tool's result) ends with `[waiting]` lines naming what it waits for. The session id goes
-    to stderr, to continue with --session. Exits 1 if the invocation failed or was cancelled.
+    to stderr, to continue with --session, and at the end the invocation's id and status.
+    Exits 1 if the invocation failed or was cancelled, or the stream was cut before its end.
     """
 
     async def work() -> StreamPrinter:
@@ -85,7 +86,9 @@ def run_app(
             click.echo(f"session {session_id} (user {user})", err=True)
             return await _print_stream(target.run(SessionRef(app, user, session_id), message))
 
-    if _call(work).failed:
+    printer = _call(work)
+    click.echo(f"invocation {printer.invocation_id}: {printer.status or 'stream cut'}", err=True)
+    if printer.failed or printer.status is None:
         raise SystemExit(1)
 
 
@@ -141,11 +144,12 @@ def tail(
     invocation_id: str, app: str, user: str, session: str, url: str | None, key: str | None
 ) -> None:
     """Print invocation ID's events from its start, then live ones until it ends (as `run`
-    shows them). Exits 1 if it failed or was cancelled."""
+    shows them). Exits 1 if it failed or was cancelled, or the stream was cut before its end."""
 
     async def work() -> StreamPrinter:
         async with _target(url, key) as target:
             return await _print_stream(target.follow(SessionRef(app, user, session), invocation_id))
 
-    if _call(work).failed:
+    printer = _call(work)
+    if printer.failed or printer.status is None:
         raise SystemExit(1)

@@ -28,6 +28,7 @@ class StreamPrinter:
         self._problem_shown = False
         self.failed = False
         self.invocation_id: str | None = None
+        self.status: str | None = None  # once the stream said how the invocation ended
 
     def frame(self, kind: str, data: dict[str, Any]) -> None:
         """Show one frame: `event`, `partial`, `error` or `done`."""
@@ -86,7 +87,7 @@ class StreamPrinter:
 
     def _done(self, invocation: dict[str, Any]) -> None:
         self.invocation_id = invocation.get("id", self.invocation_id)
-        status = invocation.get("status")
+        status = self.status = invocation.get("status")
         if status == "requires_action":
             calls = (invocation.get("requiredAction") or {}).get("calls") or []
             for call in calls:

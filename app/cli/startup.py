@@ -11,6 +11,7 @@ one line that names the fix instead of a traceback from deep inside the lifespan
 
 import asyncio
 import errno
+import logging
 import socket
 from pathlib import Path
 
@@ -95,6 +96,10 @@ async def read_database_heads(database_url: str) -> set[str]:
         if path in ("", ":memory:") or not Path(path).is_file():
             return set()  # never migrated, and the check must not create the file
     db_engine = create_async_engine(database_url, poolclass=NullPool)
+    # Alembic says at INFO which dialect it configured: noise before a check's one line.
+    alembic_logger = logging.getLogger("alembic.runtime.migration")
+    level = alembic_logger.level
+    alembic_logger.setLevel(logging.WARNING)
     try:
         async with db_engine.connect() as connection:
             heads = await connection.run_sync(
@@ -102,4 +107,5 @@ async def read_database_heads(database_url: str) -> set[str]:
             )
         return set(heads)
     finally:
+        alembic_logger.setLevel(level)
         await db_engine.dispose()
