@@ -640,9 +640,13 @@ FRESH_VENV = "/nonexistent/agentd-venv"
 
 def make_plan(target: str, *variables: str) -> list[str]:
     """The commands `make TARGET` would run on a fresh machine (a dry run, every stamp stale)."""
+    # Under `make test` the suite is a sub-make's child: its flags must not reach this make.
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
+    command = ["make", "--dry-run", "--always-make", "--no-print-directory", target]
     result = subprocess.run(
-        ["make", "--dry-run", "--always-make", target, f"VENV={FRESH_VENV}", *variables],
+        [*command, f"VENV={FRESH_VENV}", *variables],
         cwd=ROOT,
+        env=env,
         capture_output=True,
         text=True,
         check=True,
