@@ -21,10 +21,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.adk_fixtures import FIXTURES
 from tests.api.served import get_json, on_both_backends
 from tests.live_server import LiveServer, iter_sse
 
-FIXTURES = Path(__file__).resolve().parents[1] / "data" / "adk-fixtures"
 USER = "u1"
 
 RECORDING_PREAMBLE = '''

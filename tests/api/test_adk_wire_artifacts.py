@@ -1,11 +1,9 @@
 """ADK wire parity of the artifact routes, on SQLite and PostgreSQL: a version saved from a text
 Part reads back as `{"text": ...}` on the JSON routes (latest, `?version=`, `/versions/{v}`) and
 its metadata has no `mimeType`, checked against the responses recorded from ADK 2.13's api_server
-in ../shared/adk-fixtures/. The raw `/content` routes keep serving bytes."""
+(`tests/data/adk-fixtures/`). The raw `/content` routes keep serving bytes."""
 
-import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,19 +11,14 @@ from fastapi.testclient import TestClient
 
 from app.main import create_app
 from app.settings import Settings
+from tests.adk_fixtures import adk_fixture as fixture
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "adk-fixtures"
 SESSION = "/apps/capital_agent/users/u1/sessions/s1"
 NOTES = f"{SESSION}/artifacts/notes.txt"
 #: What the recorded agent's callback saved to `notes.txt`, one version per run.
 RECORDED_NOTES = ["France: Paris\n", "Germany: Berlin\n", "Canada: Ottawa\n"]
 #: agentd's own ArtifactVersion keys, after ADK's.
 AGENTD_KEYS = ["size", "sha256"]
-
-
-def fixture(name: str) -> dict[str, Any]:
-    """A recorded ADK exchange: its request and response."""
-    return dict(json.loads((FIXTURES / f"{name}.json").read_text()))
 
 
 def assert_like_adk_metadata(ours: dict[str, Any], adks: dict[str, Any]) -> None:

@@ -1,27 +1,20 @@
 """ADK wire parity over real HTTP: /version, /list-apps?detailed=true, and the routes that answer
 200 `null` (DELETE session, DELETE artifact, PATCH memory), checked against the responses
-recorded from ADK 2.13's api_server in ../shared/adk-fixtures/."""
+recorded from ADK 2.13's api_server (`tests/data/adk-fixtures/`)."""
 
-import json
 import platform
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from app import __version__
+from tests.adk_fixtures import adk_fixture as fixture
 from tests.live_server import LiveServer
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT.parent / "shared" / "adk-fixtures"
 SESSIONS = "/apps/capital_agent/users/u1/sessions"
-
-
-def fixture(name: str) -> dict[str, Any]:
-    """A recorded ADK exchange: its request and response."""
-    return dict(json.loads((FIXTURES / f"{name}.json").read_text()))
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.adk_fixtures import FIXTURES
 from tests.api.served import get_json
 from tests.apps.resumable_agent.agent import BROKE_MESSAGE, FIXED, RELEASED
 from tests.conftest import fresh_pg_url, fresh_sqlite_url
@@ -28,7 +29,6 @@ from tests.pgserver import PostgresServer
 APP = "resumable_agent"
 USER = "u1"
 SESSIONS = f"/apps/{APP}/users/{USER}/sessions"
-FIXTURES = Path(__file__).resolve().parents[1] / "data" / "adk-fixtures"
 METADATA = {"client": {"name": "dev-ui", "build": 7}, "tags": ["a", "b"], "ok": True}
 
 

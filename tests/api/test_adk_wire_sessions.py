@@ -1,8 +1,8 @@
 """ADK wire parity of the session routes (issue 15): a create with `events` imports them, and the
 bare session list is newest update first with the max page size as its cap.
 
-Shapes are checked against the answers recorded from ADK 2.13's api_server in
-../shared/adk-fixtures/. In process on SQLite and PostgreSQL, and the import round trip (export
+Shapes are checked against the answers recorded from ADK 2.13's api_server
+(`tests/data/adk-fixtures/`). In process on SQLite and PostgreSQL, and the import round trip (export
 with GET, post back with `events`, read back equal) over real HTTP on both.
 """
 
@@ -23,19 +23,14 @@ from app.db.engine import create_db_engine
 from app.main import create_app
 from app.security.api_keys import ApiKeyService
 from app.settings import Settings
+from tests.adk_fixtures import adk_fixture as fixture
 from tests.live_server import LiveServer, build_agents_dir
 from tests.pgserver import PostgresServer
 from tests.problems import assert_problem
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT.parent / "shared" / "adk-fixtures"
 APP = "capital_agent"
 BASE = f"/apps/{APP}/users/u1/sessions"
-
-
-def fixture(name: str) -> dict[str, Any]:
-    """A recorded ADK exchange: its request and response."""
-    return dict(json.loads((FIXTURES / f"{name}.json").read_text()))
 
 
 def recorded_history() -> dict[str, Any]:

@@ -1,21 +1,16 @@
-"""ADK's /run and /run_sse over real HTTP: the same shapes as ADK's recorded answers."""
+"""ADK's /run and /run_sse over real HTTP: the same shapes as ADK's recorded answers
+(`tests/data/adk-fixtures/`)."""
 
 import json
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.adk_fixtures import adk_fixture as _fixture
 from tests.live_server import LiveServer, build_agents_dir, iter_sse
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "adk-fixtures"
 VOLATILE = {"id", "invocationId", "timestamp", "lastUpdateTime"}
-
-
-def _fixture(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((FIXTURES / f"{name}.json").read_text())
-    return data
 
 
 def shape(value: Any) -> Any:
