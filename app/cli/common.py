@@ -11,10 +11,9 @@ from app.settings import Settings, get_settings
 def setup_logging(default_level: str) -> None:
     """Log at AGENTD_LOG_LEVEL, else `default_level`: the server commands log INFO, the client
     commands (`run`, `apps`, ...) only what goes wrong, so their answer is what the terminal
-    shows."""
+    shows. The format is AGENTD_LOG_FORMAT's (text on a terminal by default)."""
     configure_logging(
-        os.environ.get("AGENTD_LOG_LEVEL", default_level),
-        json_format=os.environ.get("AGENTD_LOG_FORMAT", "json") != "text",
+        os.environ.get("AGENTD_LOG_LEVEL", default_level), log_format=settings().log_format
     )
 
 

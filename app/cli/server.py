@@ -59,6 +59,8 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
         if migrate:
             _migrate()
         require_migrated(settings().resolved_database_url, command="serve")
+        # uvicorn names no address when handed a socket: say where the API (and /docs) is.
+        logger.info("agentd listening on http://%s:%d (API docs at /docs)", host, port)
         _run_uvicorn(sock, host=host, port=port, workers=workers)
     finally:
         sock.close()
