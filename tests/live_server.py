@@ -1,8 +1,8 @@
 """Real agentd server processes for HTTP tests: `python -m app serve --migrate` on 127.0.0.1,
 and `python -m app worker --migrate` processes that run invocations without HTTP.
 
-The agents dir holds the shipped apps plus the test apps of tests/apps (symlinked), so tests can
-drive a tool that waits on a gate file they control.
+The agents dir holds the shipped apps (`tests.shipped_apps`) plus the test apps of tests/apps
+(symlinked), so tests can drive a tool that waits on a gate file they control.
 """
 
 import json
@@ -19,6 +19,8 @@ from typing import Any
 
 import httpx
 
+from tests.shipped_apps import link_apps, shipped_agents_dir
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 STARTUP_SECONDS = 60
 
@@ -32,14 +34,14 @@ def free_port() -> int:
 
 
 def build_agents_dir(target: Path) -> Path:
-    """An agents dir with the shipped apps and the test apps."""
-    target.mkdir(parents=True, exist_ok=True)
-    for source in [*(PROJECT_ROOT / "agents").iterdir(), *(PROJECT_ROOT / "tests/apps").iterdir()]:
-        if source.is_dir() and not source.name.startswith(("_", ".")):
-            link = target / source.name
-            if not link.exists():
-                link.symlink_to(source, target_is_directory=True)
-    return target
+    """An agents dir with the shipped apps and the test apps (never the apps a user added to
+    `agents/`: `tests.shipped_apps`)."""
+    test_apps = [
+        source
+        for source in (PROJECT_ROOT / "tests" / "apps").iterdir()
+        if source.is_dir() and not source.name.startswith(("_", "."))
+    ]
+    return link_apps(shipped_agents_dir(target), test_apps)
 
 
 def gated_app_env(root: Path, gates: Path, database_url: str | None = None) -> dict[str, str]:

@@ -33,6 +33,7 @@ from sqlalchemy.engine import make_url
 
 from app.models.gemini import BASE_URL_ENV as GEMINI_BASE_URL_ENV
 from app.settings import Settings
+from tests.shipped_apps import AGENTS, SHIPPED_APPS, shipped_agents_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -46,8 +47,11 @@ ENV_EXAMPLE = ROOT / ".env.example"
 RUNTIME_SOURCES = {"app", "migrations", "alembic.ini", "agents"}
 # AGENTD_* variables read outside the Settings class: by the Gemini backend and by logging set-up.
 READ_OUTSIDE_SETTINGS = {GEMINI_BASE_URL_ENV, "AGENTD_LOG_LEVEL"}
-# Where the variables a model backend or a shipped app reads are named.
-MODEL_SOURCES = [*(ROOT / "app" / "models").glob("*.py"), *(ROOT / "agents").glob("*/*.py")]
+# Where the variables a model backend or a shipped app reads are named (not an app a user added).
+MODEL_SOURCES = [
+    *(ROOT / "app" / "models").glob("*.py"),
+    *(path for name in SHIPPED_APPS for path in (AGENTS / name).glob("*.py")),
+]
 # What such a variable's name looks like: a credential, an endpoint, an API version, a model name,
 # or Google's (google-genai's Vertex switches and project).
 _MODEL_VARIABLE = re.compile(
@@ -555,7 +559,7 @@ def entrypoint_server(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str
     env |= {
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         "AGENTD_DATABASE_URL": f"sqlite+aiosqlite:///{database}",
-        "AGENTD_AGENTS_DIR": str(ROOT / "agents"),
+        "AGENTD_AGENTS_DIR": str(shipped_agents_dir(tmp_path / "agents")),
         "AGENTD_DATA_DIR": str(tmp_path / "data"),
         "HOST": "127.0.0.1",
         "PORT": str(port),

@@ -8,17 +8,16 @@ from fastapi.testclient import TestClient
 
 from app.main import create_app
 from app.settings import Settings
-
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+from tests.shipped_apps import shipped_agents_dir
 
 
 @pytest.fixture
 def api_settings(db_url: str, tmp_path: Path) -> Settings:
-    """Settings on the test database, with the shipped agents dir."""
+    """Settings on the test database, with an agents dir of the shipped apps."""
     return Settings(
         database_url=db_url,
         data_dir=tmp_path / "data",
-        agents_dir=PROJECT_ROOT / "agents",
+        agents_dir=shipped_agents_dir(tmp_path / "agents"),
         max_request_bytes=64 * 1024,
     )
 

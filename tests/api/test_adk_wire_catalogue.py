@@ -4,7 +4,6 @@ recorded from ADK 2.13's api_server (`tests/data/adk-fixtures/`)."""
 
 import platform
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -12,8 +11,8 @@ import pytest
 from app import __version__
 from tests.adk_fixtures import adk_fixture as fixture
 from tests.live_server import LiveServer
+from tests.shipped_apps import shipped_agents_dir
 
-ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = "/apps/capital_agent/users/u1/sessions"
 
 
@@ -22,7 +21,11 @@ def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     """A client of a live server with the shipped apps (capital_agent among them)."""
     root = tmp_path_factory.mktemp("wire")
     server = LiveServer(
-        root, {"AGENTD_DATA_DIR": str(root / "data"), "AGENTD_AGENTS_DIR": str(ROOT / "agents")}
+        root,
+        {
+            "AGENTD_DATA_DIR": str(root / "data"),
+            "AGENTD_AGENTS_DIR": str(shipped_agents_dir(root / "agents")),
+        },
     ).start()
     with httpx.Client(base_url=server.url, timeout=30) as client:
         yield client

@@ -11,7 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+from tests.shipped_apps import shipped_agents_dir
+
 STARTUP_SECONDS = 60
 
 
@@ -29,7 +30,7 @@ def server_url(tmp_path: Path) -> Iterator[str]:
     env = {
         **os.environ,
         "AGENTD_DATA_DIR": str(tmp_path / "data"),
-        "AGENTD_AGENTS_DIR": str(PROJECT_ROOT / "agents"),
+        "AGENTD_AGENTS_DIR": str(shipped_agents_dir(tmp_path / "agents")),
     }
     env.pop("AGENTD_DATABASE_URL", None)
     process = subprocess.Popen(

@@ -1,5 +1,6 @@
 """Loading apps from the agents directory, the shipped offline apps, and memory from tools."""
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,8 @@ from app.invocations.registry import AppLoadError, AppRegistry
 from app.tools.tool_context import ToolContext
 from tests.engine.conftest import Services
 from tests.engine.helpers import ScriptModel, calls_response, run_turn, text_response, texts
+from tests.shipped_apps import AGENTS, SHIPPED_APPS, shipped_agents_dir
 
-AGENTS = Path(__file__).resolve().parents[2] / "agents"
 SHIPPED = {
     "capital_agent": ("What is the capital of France?", "The capital of France is Paris."),
     "before_model_guardrail": ("BLOCK this", "LLM call was blocked by before_model_callback."),
@@ -41,9 +42,30 @@ PROVIDER_APPS = ("openai_agent", "claude_agent")
 TOOLSET_APPS = ("notes_agent",)
 
 
-def test_every_shipped_app_is_listed() -> None:
-    listed = [a.name for a in AppRegistry(AGENTS).list_apps()]
-    assert listed == sorted([*SHIPPED, *PROVIDER_APPS, *TOOLSET_APPS])
+def test_every_shipped_app_is_listed_and_tested(tmp_path: Path) -> None:
+    listed = [a.name for a in AppRegistry(shipped_agents_dir(tmp_path / "agents")).list_apps()]
+
+    assert listed == list(SHIPPED_APPS)
+    # Each is tested offline: here, or where the list above names.
+    assert sorted(SHIPPED_APPS) == sorted([*SHIPPED, *PROVIDER_APPS, *TOOLSET_APPS])
+
+
+def test_an_app_a_user_adds_is_served_but_not_to_the_suite(tmp_path: Path) -> None:
+    # A copy of the project's agents folder, with an app added as "Writing an app" says.
+    agents = tmp_path / "project" / "agents"
+    for name in SHIPPED_APPS:
+        shutil.copytree(AGENTS / name, agents / name)
+    (agents / "weather").mkdir()
+    (agents / "weather" / "agent.py").write_text(
+        "from app.agents import LlmAgent\n\n"
+        'root_agent = LlmAgent(name="weather", model="gemini-2.5-flash")\n'
+    )
+
+    served = [a.name for a in AppRegistry(agents).list_apps()]
+    for_tests = AppRegistry(shipped_agents_dir(tmp_path / "suite", agents=agents)).list_apps()
+
+    assert served == sorted([*SHIPPED_APPS, "weather"])
+    assert [a.name for a in for_tests] == list(SHIPPED_APPS)
 
 
 @pytest.mark.parametrize("app_name", sorted(SHIPPED))

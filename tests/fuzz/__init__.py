@@ -19,6 +19,7 @@ import httpx
 from schemathesis.config import SchemathesisConfig
 
 from tests.live_server import LiveServer
+from tests.shipped_apps import shipped_agents_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "openapi.json"
@@ -61,7 +62,11 @@ class FuzzTarget:
 def start_target(root: Path) -> FuzzTarget:
     """Start a server and give it a session with an artifact and a finished invocation."""
     server = LiveServer(
-        root, {"AGENTD_DATA_DIR": str(root / "data"), "AGENTD_AGENTS_DIR": str(ROOT / "agents")}
+        root,
+        {
+            "AGENTD_DATA_DIR": str(root / "data"),
+            "AGENTD_AGENTS_DIR": str(shipped_agents_dir(root / "agents")),
+        },
     ).start()
     try:
         with httpx.Client(base_url=f"{server.url}/apps/{APP}/users/{USER}", timeout=30) as http:
