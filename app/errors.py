@@ -36,6 +36,10 @@ class AgentdError(rfc9457.Problem):
         )
 
 
+#: 503 problem types that no retry fixes: a stored one is raised again without Retry-After.
+_NOT_RETRYABLE_503 = frozenset({"model-not-configured"})
+
+
 class StoredProblem(AgentdError):
     """A problem recorded earlier (e.g. an invocation's error), raised again as it was."""
 
@@ -44,8 +48,10 @@ class StoredProblem(AgentdError):
             k: v for k, v in problem.items() if k not in {"type", "title", "detail", "status"}
         }
         status = int(problem.get("status") or 500)
-        # Headers are not stored with a problem; a stored 503 still tells when to retry.
-        headers = {"Retry-After": str(problem.get("retryAfter", 1))} if status == 503 else None
+        # Headers are not stored with a problem; a stored 503 still tells when to retry, unless
+        # retrying cannot help (a model without credentials waits for its operator).
+        retry = status == 503 and problem.get("type") not in _NOT_RETRYABLE_503
+        headers = {"Retry-After": str(problem.get("retryAfter", 1))} if retry else None
         rfc9457.Problem.__init__(
             self,
             str(problem.get("title") or "Error."),

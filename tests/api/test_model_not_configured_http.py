@@ -115,6 +115,7 @@ def _assert_names_the_fix(http: httpx.Client, app: str, variable: str) -> dict[s
 
     assert answer.status_code == 503, answer.text
     assert answer.headers["content-type"].startswith("application/problem+json")
+    assert "retry-after" not in answer.headers  # no retry helps: the operator must configure it
     problem: dict[str, Any] = answer.json()
     assert problem["type"] == "model-not-configured"
     assert variable in problem["detail"]
