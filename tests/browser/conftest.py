@@ -31,7 +31,9 @@ SERVER_NAME = "agentd.test"
 LOOPBACK = {"127.0.0.1", "localhost", "::1", SERVER_NAME}
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: while Playwright's sync API is open it marks its event loop as running
+# in this thread, so the suite's async tests could not start until it closes.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     """Headless Chromium (Debian's package); a failure, not a skip, when it is not installed."""
     if not CHROMIUM.exists():
