@@ -12,11 +12,11 @@ import json
 import os
 import re
 import shlex
+import signal
 import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +33,7 @@ from sqlalchemy.engine import make_url
 
 from app.models.gemini import BASE_URL_ENV as GEMINI_BASE_URL_ENV
 from app.settings import Settings
+from tests.script_process import stop, wait_healthy
 from tests.shipped_apps import AGENTS, SHIPPED_APPS, shipped_agents_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +61,6 @@ _MODEL_VARIABLE = re.compile(
 )
 
 STARTUP_SECONDS = 60
-POLL_SECONDS = 0.05
 
 
 # --- docker-compose.yml ---------------------------------------------------------------------
@@ -571,27 +571,10 @@ def entrypoint_server(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"entrypoint exited with {process.returncode}:\n{log.read_text()}")
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"no /health within {STARTUP_SECONDS} s:\n{log.read_text()}")
-            time.sleep(POLL_SECONDS)
+        wait_healthy(process, url, log, name="entrypoint", seconds=STARTUP_SECONDS)
         yield url, database, env
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop(process, signal.SIGTERM, seconds=15)
 
 
 def test_entrypoint_migrates_then_serves(

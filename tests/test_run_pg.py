@@ -10,7 +10,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +19,10 @@ import pytest
 
 from scripts.run_pg import API_REPLICA_ID, WORKER_REPLICA_ID
 from tests.live_server import PROJECT_ROOT, free_port
+from tests.script_process import stop, wait_healthy
 
 STARTUP_SECONDS = 90
 STOP_SECONDS = 60
-POLL_SECONDS = 0.05
 
 
 @dataclass
@@ -62,27 +61,10 @@ def run_pg(tmp_path: Path) -> Iterator[RunPg]:
         )
     running = RunPg(process, f"http://127.0.0.1:{port}", log)
     try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"run_pg exited with {process.returncode}:\n{log.read_text()}")
-            try:
-                if httpx.get(f"{running.url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"no /health within {STARTUP_SECONDS} s:\n{log.read_text()}")
-            time.sleep(POLL_SECONDS)
+        wait_healthy(process, running.url, log, name="run_pg", seconds=STARTUP_SECONDS)
         yield running
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=STOP_SECONDS)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop(process, signal.SIGINT, seconds=STOP_SECONDS)
 
 
 def test_run_pg_runs_invocations_on_the_worker_and_ctrl_c_removes_the_database(

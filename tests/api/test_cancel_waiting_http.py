@@ -12,8 +12,6 @@ tool holds its run until the test creates the file it waits for.
 """
 
 import json
-import shutil
-import textwrap
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,59 +22,11 @@ import httpx
 import pytest
 
 from tests.api.served import get_json, on_both_backends
+from tests.api.waiting_apps import USER, confirmation, invocations, new_session, refund_agents
 from tests.histories import assert_whole, parts
 from tests.live_server import LiveServer, iter_sse
 
-PROJECT = Path(__file__).resolve().parents[2]
-USER = "u1"
 CANCELLED = "invocation-cancelled"
-
-TWO_REFUNDS = '''
-from collections.abc import AsyncGenerator
-
-from google.genai import types
-
-from app.agents import LlmAgent
-from app.models.llm import BaseLlm, LlmRequest, LlmResponse
-from app.tools import FunctionTool
-from app.tools.tool_context import ToolContext
-
-
-class TwoRefunds(BaseLlm):
-    """Asks for two large refunds at once, then reports every result it got back."""
-
-    model: str = "two-refunds"
-
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        last = llm_request.contents[-1]
-        results = [p.function_response for p in last.parts or [] if p.function_response]
-        if results:
-            text = "; ".join(f"{r.name}:{sorted(r.response)}" for r in results)
-            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
-            return
-        calls = [
-            types.Part(function_call=types.FunctionCall(
-                id=f"call-{order}", name="refund", args={"order_id": order, "amount": 500}
-            ))
-            for order in ("A", "B")
-        ]
-        yield LlmResponse(content=types.Content(role="model", parts=calls))
-
-
-def refund(order_id: str, amount: float, tool_context: ToolContext) -> dict:
-    """Refunds an order."""
-    tool_context.state["refunded_" + order_id] = True
-    return {"status": "refunded", "order": order_id}
-
-
-root_agent = LlmAgent(
-    name="two_refunds",
-    model=TwoRefunds(),
-    tools=[FunctionTool(refund, require_confirmation=True)],
-)
-'''
 
 SLOW = '''
 import asyncio
@@ -111,12 +61,7 @@ root_agent = LlmAgent(
 
 
 def _agents(root: Path) -> Path:
-    agents = root / "agents"
-    shutil.copytree(PROJECT / "agents" / "refund_agent", agents / "refund_agent")
-    for name, source in (("two_refunds", TWO_REFUNDS), ("slow", SLOW)):
-        (agents / name).mkdir(parents=True)
-        (agents / name / "agent.py").write_text(textwrap.dedent(source))
-    return agents
+    return refund_agents(root, slow=SLOW)
 
 
 sqlite_server, postgres_server, _ = on_both_backends("cancel-waiting", _agents)
@@ -139,21 +84,10 @@ def http(served: tuple[httpx.Client, Path]) -> httpx.Client:
     return served[0]
 
 
-def _session(http: httpx.Client, app: str) -> str:
-    sid = f"s-{uuid.uuid4().hex[:12]}"
-    created = http.post(f"/apps/{app}/users/{USER}/sessions", json={"sessionId": sid})
-    assert created.status_code == 201, created.text
-    return sid
-
-
-def _invocations(app: str, sid: str) -> str:
-    return f"/apps/{app}/users/{USER}/sessions/{sid}/invocations"
-
-
 def _start(http: httpx.Client, app: str, sid: str, text: str, **options: str) -> dict[str, Any]:
     """A new invocation for `text` (mode wait unless `options` say otherwise): the resource."""
     started = http.post(
-        _invocations(app, sid),
+        invocations(app, sid),
         json={"newMessage": {"role": "user", "parts": [{"text": text}]}, "mode": "wait", **options},
     )
     assert started.status_code in (200, 201, 202), started.text
@@ -162,8 +96,17 @@ def _start(http: httpx.Client, app: str, sid: str, text: str, **options: str) ->
     return invocation
 
 
+def _waiting(http: httpx.Client, app: str, text: str) -> tuple[str, dict[str, Any]]:
+    """A new session of `app` and, in it, the invocation for `text`, which waits in
+    `requires_action`."""
+    sid = new_session(http, app)
+    waiting = _start(http, app, sid, text)
+    assert waiting["status"] == "requires_action"
+    return sid, waiting
+
+
 def _cancel(http: httpx.Client, app: str, sid: str, iid: str) -> dict[str, Any]:
-    cancelled = http.post(f"{_invocations(app, sid)}/{iid}/cancel")
+    cancelled = http.post(f"{invocations(app, sid)}/{iid}/cancel")
     assert cancelled.status_code == 200, cancelled.text
     body: dict[str, Any] = cancelled.json()
     return body
@@ -181,7 +124,7 @@ def _until(http: httpx.Client, path: str, done: Any) -> dict[str, Any]:
 
 def _follow(http: httpx.Client, app: str, sid: str, iid: str) -> list[tuple[str, Any]]:
     """`GET .../events` of the invocation from its start: (event name, data) of every frame."""
-    with http.stream("GET", f"{_invocations(app, sid)}/{iid}/events") as response:
+    with http.stream("GET", f"{invocations(app, sid)}/{iid}/events") as response:
         assert response.status_code == 200, response.read()
         frames = list(iter_sse(response.iter_lines()))
     return [(f.event, json.loads(f.data) if f.data else None) for f in frames]
@@ -201,10 +144,8 @@ def _responses(events: list[dict[str, Any]], iid: str) -> dict[str, dict[str, An
 def test_cancelling_a_waiting_invocation_ends_it_cancelled_with_its_open_calls_answered(
     http: httpx.Client,
 ) -> None:
-    sid = _session(http, "two_refunds")
-    waiting = _start(http, "two_refunds", sid, "refund both")
+    sid, waiting = _waiting(http, "two_refunds", "refund both")
     iid = waiting["id"]
-    assert waiting["status"] == "requires_action"
     asked = [call["requestCallId"] for call in waiting["requiredAction"]["calls"]]
     assert len(asked) == 2
 
@@ -213,7 +154,7 @@ def test_cancelling_a_waiting_invocation_ends_it_cancelled_with_its_open_calls_a
     assert cancelled["status"] == "cancelled"
     assert cancelled["error"]["type"].endswith(CANCELLED)
     assert "requiredAction" not in cancelled
-    assert get_json(http, f"{_invocations('two_refunds', sid)}/{iid}") == cancelled
+    assert get_json(http, f"{invocations('two_refunds', sid)}/{iid}") == cancelled
     session = get_json(http, f"/apps/two_refunds/users/{USER}/sessions/{sid}")
     assert_whole(session["events"])  # every call answered, once
     answered = _responses(session["events"], iid)
@@ -233,24 +174,12 @@ def test_cancelling_a_waiting_invocation_ends_it_cancelled_with_its_open_calls_a
 def test_an_answer_sent_adks_way_after_the_cancel_continues_the_invocation_under_its_id(
     http: httpx.Client,
 ) -> None:
-    sid = _session(http, "refund_agent")
-    waiting = _start(http, "refund_agent", sid, "refund 150 for order A1")
+    sid, waiting = _waiting(http, "refund_agent", "refund 150 for order A1")
     iid = waiting["id"]
     (call,) = waiting["requiredAction"]["calls"]
     assert _cancel(http, "refund_agent", sid, iid)["status"] == "cancelled"
 
-    answer = {
-        "role": "user",
-        "parts": [
-            {
-                "functionResponse": {
-                    "id": call["requestCallId"],
-                    "name": "adk_request_confirmation",
-                    "response": {"confirmed": True},
-                }
-            }
-        ],
-    }
+    answer = confirmation(call["requestCallId"])
     ran = http.post(
         "/run",
         json={"appName": "refund_agent", "userId": USER, "sessionId": sid, "newMessage": answer},
@@ -258,25 +187,25 @@ def test_an_answer_sent_adks_way_after_the_cancel_continues_the_invocation_under
 
     assert ran.status_code == 200, ran.text
     assert {event["invocationId"] for event in ran.json()} == {iid}
-    invocation = get_json(http, f"{_invocations('refund_agent', sid)}/{iid}")
+    invocation = get_json(http, f"{invocations('refund_agent', sid)}/{iid}")
     assert invocation["status"] == "completed"
     session = get_json(http, f"/apps/refund_agent/users/{USER}/sessions/{sid}")
     assert session["state"]["refunds"] == [{"order": "A1", "amount": 150.0}]
-    assert [i["id"] for i in get_json(http, _invocations("refund_agent", sid))["invocations"]] == [
+    assert [i["id"] for i in get_json(http, invocations("refund_agent", sid))["invocations"]] == [
         iid
     ]
 
 
 def test_cancelling_an_ended_invocation_returns_it_unchanged(http: httpx.Client) -> None:
-    sid = _session(http, "refund_agent")
+    sid = new_session(http, "refund_agent")
     completed = _start(http, "refund_agent", sid, "refund 10 for order B2")
     assert completed["status"] == "completed"
-    path = f"{_invocations('refund_agent', sid)}/{completed['id']}"
+    path = f"{invocations('refund_agent', sid)}/{completed['id']}"
     before = get_json(http, path)
 
     assert _cancel(http, "refund_agent", sid, completed["id"]) == before
     assert get_json(http, path) == before
-    missing = http.post(f"{_invocations('refund_agent', sid)}/no-such-invocation/cancel")
+    missing = http.post(f"{invocations('refund_agent', sid)}/no-such-invocation/cancel")
     assert missing.status_code == 404
     assert missing.headers["content-type"].startswith("application/problem+json")
     assert missing.json()["type"].endswith("invocation-not-found")
@@ -286,8 +215,8 @@ def test_cancelling_a_queued_invocation_ends_it_before_it_runs(
     served: tuple[httpx.Client, Path],
 ) -> None:
     http, release = served
-    sid = _session(http, "slow")
-    path = _invocations("slow", sid)
+    sid = new_session(http, "slow")
+    path = invocations("slow", sid)
     first, second = (f"{which}{uuid.uuid4().hex[:8]}" for which in "ab")
     try:
         running = _start(http, "slow", sid, f"hold {first}", mode="background")

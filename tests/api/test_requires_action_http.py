@@ -6,94 +6,21 @@ invocation ends its step waiting, lists what it waits for in `requiredAction`, a
 with `POST .../invocations/{iid}/resume` or ADK's way (a `/run` carrying the function response).
 """
 
-import shutil
-import textwrap
 import time
-import uuid
-from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tests.api.served import on_both_backends
+from tests.api.waiting_apps import USER, confirmation, invocations, new_session, refund_agents
 
-PROJECT = Path(__file__).resolve().parents[2]
-USER = "u1"
-
-TWO_REFUNDS = '''
-from collections.abc import AsyncGenerator
-
-from google.genai import types
-
-from app.agents import LlmAgent
-from app.models.llm import BaseLlm, LlmRequest, LlmResponse
-from app.tools import FunctionTool
-from app.tools.tool_context import ToolContext
-
-
-class TwoRefunds(BaseLlm):
-    """Asks for two large refunds at once, then reports every result it got back."""
-
-    model: str = "two-refunds"
-
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        last = llm_request.contents[-1]
-        results = [p.function_response for p in last.parts or [] if p.function_response]
-        if results:
-            text = "; ".join(f"{r.name}:{sorted(r.response.items())}" for r in results)
-            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
-            return
-        calls = [
-            types.Part(function_call=types.FunctionCall(
-                id=f"call-{order}", name="refund", args={"order_id": order, "amount": 500}
-            ))
-            for order in ("A", "B")
-        ]
-        yield LlmResponse(content=types.Content(role="model", parts=calls))
-
-
-def refund(order_id: str, amount: float, tool_context: ToolContext) -> dict:
-    """Refunds an order."""
-    tool_context.state["refunded_" + order_id] = True
-    return {"status": "refunded", "order": order_id}
-
-
-root_agent = LlmAgent(
-    name="two_refunds",
-    model=TwoRefunds(),
-    tools=[FunctionTool(refund, require_confirmation=True)],
-)
-'''
-
-
-def _agents(root: Path) -> Path:
-    agents = root / "agents"
-    shutil.copytree(PROJECT / "agents" / "refund_agent", agents / "refund_agent")
-    (agents / "two_refunds").mkdir(parents=True)
-    (agents / "two_refunds" / "agent.py").write_text(textwrap.dedent(TWO_REFUNDS))
-    return agents
-
-
-sqlite_server, postgres_server, http = on_both_backends("hitl", _agents)
-
-
-def _session(http: httpx.Client, app: str) -> str:
-    sid = f"s-{uuid.uuid4().hex[:12]}"
-    created = http.post(f"/apps/{app}/users/{USER}/sessions", json={"sessionId": sid})
-    assert created.status_code == 201, created.text
-    return sid
-
-
-def _invocations(app: str, sid: str) -> str:
-    return f"/apps/{app}/users/{USER}/sessions/{sid}/invocations"
+sqlite_server, postgres_server, http = on_both_backends("hitl", refund_agents)
 
 
 def _start(http: httpx.Client, app: str, sid: str, text: str) -> dict[str, Any]:
     """A new invocation for `text`, waited for (mode wait)."""
     started = http.post(
-        _invocations(app, sid),
+        invocations(app, sid),
         json={"newMessage": {"role": "user", "parts": [{"text": text}]}, "mode": "wait"},
     )
     assert started.status_code in (200, 201), started.text
@@ -105,7 +32,7 @@ def _settled(http: httpx.Client, app: str, sid: str, iid: str) -> dict[str, Any]
     """The invocation once it stopped running (a resume runs in the background)."""
     deadline = time.monotonic() + 20
     while True:
-        got = http.get(f"{_invocations(app, sid)}/{iid}")
+        got = http.get(f"{invocations(app, sid)}/{iid}")
         assert got.status_code == 200, got.text
         body: dict[str, Any] = got.json()
         if body["status"] not in ("queued", "running") or time.monotonic() > deadline:
@@ -132,7 +59,7 @@ def _texts(http: httpx.Client, app: str, sid: str) -> list[str]:
 
 
 def test_a_confirmed_refund_runs_once_and_the_answer_reaches_the_model(http: httpx.Client) -> None:
-    sid = _session(http, "refund_agent")
+    sid = new_session(http, "refund_agent")
     started = _start(http, "refund_agent", sid, "refund 150 for order A1")
     invocation = started["invocation"]
     iid = invocation["id"]
@@ -145,7 +72,7 @@ def test_a_confirmed_refund_runs_once_and_the_answer_reaches_the_model(http: htt
     assert "refunds" not in _state(http, "refund_agent", sid)  # nothing ran yet
 
     answered = http.post(
-        f"{_invocations('refund_agent', sid)}/{iid}/resume",
+        f"{invocations('refund_agent', sid)}/{iid}/resume",
         json={"confirmations": [{"functionCallId": call["functionCallId"], "confirmed": True}]},
     )
     assert answered.status_code == 202, answered.text
@@ -159,12 +86,12 @@ def test_a_confirmed_refund_runs_once_and_the_answer_reaches_the_model(http: htt
 
 
 def test_a_denied_refund_never_runs_and_the_model_sees_the_refusal(http: httpx.Client) -> None:
-    sid = _session(http, "refund_agent")
+    sid = new_session(http, "refund_agent")
     invocation = _start(http, "refund_agent", sid, "refund 999 for order B2")["invocation"]
     (call,) = invocation["requiredAction"]["calls"]
 
     answered = http.post(
-        f"{_invocations('refund_agent', sid)}/{invocation['id']}/resume",
+        f"{invocations('refund_agent', sid)}/{invocation['id']}/resume",
         json={"confirmations": [{"functionCallId": call["functionCallId"], "confirmed": False}]},
     )
     assert answered.status_code == 202, answered.text
@@ -176,7 +103,7 @@ def test_a_denied_refund_never_runs_and_the_model_sees_the_refusal(http: httpx.C
 
 
 def test_a_small_refund_runs_without_asking(http: httpx.Client) -> None:
-    sid = _session(http, "refund_agent")
+    sid = new_session(http, "refund_agent")
     invocation = _start(http, "refund_agent", sid, "refund 20 for order C3")["invocation"]
 
     assert invocation["status"] == "completed"
@@ -186,12 +113,12 @@ def test_a_small_refund_runs_without_asking(http: httpx.Client) -> None:
 def test_two_parallel_confirmations_answered_in_two_resumes_reach_the_model_in_one_step(
     http: httpx.Client,
 ) -> None:
-    sid = _session(http, "two_refunds")
+    sid = new_session(http, "two_refunds")
     invocation = _start(http, "two_refunds", sid, "refund both")["invocation"]
     iid = invocation["id"]
     calls = {c["args"]["order_id"]: c for c in invocation["requiredAction"]["calls"]}
     assert set(calls) == {"A", "B"}
-    resume = f"{_invocations('two_refunds', sid)}/{iid}/resume"
+    resume = f"{invocations('two_refunds', sid)}/{iid}/resume"
 
     first = http.post(
         resume,
@@ -226,7 +153,7 @@ def test_two_parallel_confirmations_answered_in_two_resumes_reach_the_model_in_o
 def test_adks_way_a_run_with_the_function_response_and_invocation_id_resumes(
     http: httpx.Client,
 ) -> None:
-    sid = _session(http, "refund_agent")
+    sid = new_session(http, "refund_agent")
     invocation = _start(http, "refund_agent", sid, "refund 300 for order D4")["invocation"]
     (call,) = invocation["requiredAction"]["calls"]
 
@@ -237,18 +164,7 @@ def test_adks_way_a_run_with_the_function_response_and_invocation_id_resumes(
             "userId": USER,
             "sessionId": sid,
             "invocationId": invocation["id"],
-            "newMessage": {
-                "role": "user",
-                "parts": [
-                    {
-                        "functionResponse": {
-                            "id": call["requestCallId"],
-                            "name": "adk_request_confirmation",
-                            "response": {"confirmed": True},
-                        }
-                    }
-                ],
-            },
+            "newMessage": confirmation(call["requestCallId"]),
         },
     )
 
@@ -261,7 +177,7 @@ def test_adks_way_a_run_with_the_function_response_and_invocation_id_resumes(
 def test_another_users_answer_is_404_and_a_replayed_answer_409_and_neither_changes_anything(
     http: httpx.Client,
 ) -> None:
-    sid = _session(http, "refund_agent")
+    sid = new_session(http, "refund_agent")
     invocation = _start(http, "refund_agent", sid, "refund 400 for order E5")["invocation"]
     iid = invocation["id"]
     (call,) = invocation["requiredAction"]["calls"]
@@ -272,7 +188,7 @@ def test_another_users_answer_is_404_and_a_replayed_answer_409_and_neither_chang
     )
     assert foreign.status_code == 404, foreign.text
     unknown = http.post(
-        f"{_invocations('refund_agent', sid)}/{iid}/resume",
+        f"{invocations('refund_agent', sid)}/{iid}/resume",
         json={"confirmations": [{"functionCallId": "no-such-call", "confirmed": True}]},
     )
     assert unknown.status_code == 404, unknown.text
@@ -281,10 +197,10 @@ def test_another_users_answer_is_404_and_a_replayed_answer_409_and_neither_chang
     assert "refunds" not in _state(http, "refund_agent", sid)
 
     assert (
-        http.post(f"{_invocations('refund_agent', sid)}/{iid}/resume", json=body).status_code == 202
+        http.post(f"{invocations('refund_agent', sid)}/{iid}/resume", json=body).status_code == 202
     )
     assert _settled(http, "refund_agent", sid, iid)["status"] == "completed"
-    replayed = http.post(f"{_invocations('refund_agent', sid)}/{iid}/resume", json=body)
+    replayed = http.post(f"{invocations('refund_agent', sid)}/{iid}/resume", json=body)
     assert replayed.status_code == 409, replayed.text
     assert _state(http, "refund_agent", sid)["refunds"] == [{"order": "E5", "amount": 400.0}]
 
@@ -292,12 +208,12 @@ def test_another_users_answer_is_404_and_a_replayed_answer_409_and_neither_chang
 def test_a_new_message_while_waiting_is_rejected_or_cancels_the_waiting_invocation(
     http: httpx.Client,
 ) -> None:
-    sid = _session(http, "refund_agent")
+    sid = new_session(http, "refund_agent")
     invocation = _start(http, "refund_agent", sid, "refund 500 for order F6")["invocation"]
     message = {"role": "user", "parts": [{"text": "refund 10 for order G7"}]}
 
     rejected = http.post(
-        _invocations("refund_agent", sid),
+        invocations("refund_agent", sid),
         json={"newMessage": message, "mode": "wait", "multitaskStrategy": "reject"},
     )
     assert rejected.status_code == 409, rejected.text
@@ -305,7 +221,7 @@ def test_a_new_message_while_waiting_is_rejected_or_cancels_the_waiting_invocati
     assert _settled(http, "refund_agent", sid, invocation["id"])["status"] == "requires_action"
 
     interrupted = http.post(
-        _invocations("refund_agent", sid),
+        invocations("refund_agent", sid),
         json={"newMessage": message, "mode": "wait", "multitaskStrategy": "interrupt"},
     )
     assert interrupted.status_code in (200, 201), interrupted.text

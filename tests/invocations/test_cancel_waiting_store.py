@@ -7,15 +7,13 @@ while the run was ending (too late for it to read) still wins when the run then 
 waits (`finish`).
 """
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from google.genai import types
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.errors import InvocationNotFound
-from app.invocations.models import InvocationStatus, RequiredAction
+from app.invocations.models import Invocation, InvocationStatus, RequiredAction
 from app.sessions.client_calls import PendingCall
 from app.sessions.models import Event
 from tests.invocations.store_helpers import (
@@ -25,14 +23,7 @@ from tests.invocations.store_helpers import (
     Backend,
     create_invocation,
     fence,
-    open_backend,
 )
-
-
-@pytest.fixture
-async def backend(db_engine: AsyncEngine) -> AsyncIterator[Backend]:
-    async for opened in open_backend(db_engine):
-        yield opened
 
 
 async def _asks(backend: Backend) -> int:
@@ -70,6 +61,16 @@ def _waits_for_ask_1() -> dict[str, Any]:
     return action
 
 
+async def _ends_waiting(backend: Backend, session_pk: int) -> Invocation | None:
+    """inv-a's run records that it ends waiting for `ask-1` (`finish`): what is stored then."""
+    return await backend.store.finish(
+        fence("inv-a"),
+        session_pk,
+        InvocationStatus.REQUIRES_ACTION,
+        required_action=_waits_for_ask_1(),
+    )
+
+
 async def _answers(backend: Backend) -> list[tuple[str, str]]:
     """(call id, error type) of every function response in session s1."""
     session = await backend.sessions.get_session(app_name=APP, user_id="u1", session_id="s1")
@@ -85,12 +86,7 @@ async def test_cancel_of_a_waiting_invocation_ends_it_and_answers_its_calls(
     backend: Backend,
 ) -> None:
     session_pk = await _asks(backend)
-    await backend.store.finish(
-        fence("inv-a"),
-        session_pk,
-        InvocationStatus.REQUIRES_ACTION,
-        required_action=_waits_for_ask_1(),
-    )
+    await _ends_waiting(backend, session_pk)
 
     cancelled = await backend.store.request_cancel(S1, "inv-a")
 
@@ -109,12 +105,7 @@ async def test_cancel_of_a_waiting_invocation_from_another_session_is_not_found(
     backend: Backend,
 ) -> None:
     session_pk = await _asks(backend)
-    await backend.store.finish(
-        fence("inv-a"),
-        session_pk,
-        InvocationStatus.REQUIRES_ACTION,
-        required_action=_waits_for_ask_1(),
-    )
+    await _ends_waiting(backend, session_pk)
 
     with pytest.raises(InvocationNotFound):
         await backend.store.request_cancel(S2, "inv-a")
@@ -129,12 +120,7 @@ async def test_a_cancel_requested_as_the_run_ends_waiting_cancels_it(backend: Ba
     flagged = await backend.store.request_cancel(S1, "inv-a")
     assert (flagged.status, flagged.cancel_requested) == (InvocationStatus.RUNNING, True)
 
-    final = await backend.store.finish(
-        fence("inv-a"),
-        session_pk,
-        InvocationStatus.REQUIRES_ACTION,
-        required_action=_waits_for_ask_1(),
-    )
+    final = await _ends_waiting(backend, session_pk)
 
     assert final is not None
     assert final.status is InvocationStatus.CANCELLED

@@ -7,11 +7,9 @@ claimable at once. Expiry is exercised with already-expired leases, not by waiti
 """
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 from google.genai import types
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.errors import InvocationNotFound, LeaseLost, SessionBusy
 from app.invocations.models import InvocationStatus, SessionRef
@@ -26,15 +24,7 @@ from tests.invocations.store_helpers import (
     Backend,
     create_invocation,
     fence,
-    open_backend,
 )
-
-
-@pytest.fixture
-async def backend(db_engine: AsyncEngine) -> AsyncIterator[Backend]:
-    async for opened in open_backend(db_engine):
-        yield opened
-
 
 _create = create_invocation
 

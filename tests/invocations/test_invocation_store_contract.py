@@ -4,10 +4,7 @@ Sessions are made by the real DatabaseSessionService on the same engine. Expiry 
 negative lease durations (a lease that has already expired) instead of waiting for time to pass.
 """
 
-from collections.abc import AsyncIterator
-
 import pytest
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.errors import InvocationNotFound, SessionNotFound
 from app.invocations.models import InvocationStatus, SessionRef
@@ -22,16 +19,7 @@ from tests.invocations.store_helpers import (
     Backend,
     create_invocation,
     fence,
-    open_backend,
 )
-
-
-@pytest.fixture
-async def backend(db_engine: AsyncEngine) -> AsyncIterator[Backend]:
-    """An InvocationStore and a session service on one fresh database, with sessions s1 and s2."""
-    async for opened in open_backend(db_engine):
-        yield opened
-
 
 _create = create_invocation
 
