@@ -18,7 +18,19 @@ from fastapi.routing import APIRoute
 from fastapi_problem.handler import add_exception_handler, new_exception_handler
 
 from app import __version__
-from app.api import apps, artifacts, docs, health, invocations, memory, metrics, runs, sessions
+from app.api import (
+    apps,
+    artifacts,
+    dev_graph,
+    dev_ui,
+    docs,
+    health,
+    invocations,
+    memory,
+    metrics,
+    runs,
+    sessions,
+)
 from app.api.deps import authenticate
 from app.api.errors import (
     capped_request_validation,
@@ -142,6 +154,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Routes are matched in order, one by one: the per-turn ones (/run, /run_sse) go first.
     for module in (runs, apps, sessions, artifacts, invocations, memory, metrics):
         app.include_router(module.router, dependencies=authenticated)
+    # ADK's dev web UI: its files open, the routes it calls authenticated (app.api.dev_ui).
+    app.include_router(dev_ui.files_router)
+    app.include_router(dev_ui.router, dependencies=authenticated)
+    app.include_router(dev_graph.router, dependencies=authenticated)
     mcp.add_to(app)
     setup_tracing(app)
     return app

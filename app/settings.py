@@ -194,6 +194,11 @@ class Settings(BaseSettings):
         "is on: `open` (anyone may read the API's description) or `required` (a key or token, "
         "as on every route).",
     )
+    dev_ui_dir: Path | None = Field(
+        default=None,
+        description="Folder of ADK's dev web UI served at /dev-ui/ (its `index.html` and "
+        "assets); unset: the bundle of an installed google-adk (`agentd[adk-web]`).",
+    )
     jwt_secret: str = Field(default="", description="HS256 secret for AGENTD_AUTH=jwt.")
     jwt_public_key: str = Field(default="", description="RS256 public key (PEM text or a path).")
     jwt_jwks_file: Path | None = Field(default=None, description="RS256 keys as a JWKS file.")
