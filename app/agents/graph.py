@@ -7,7 +7,7 @@ renders in the browser (`google/adk/cli/utils/graph_visualization.py`, `plot_wor
 called by `google/adk/cli/dev_server.py`). This module builds both from agentd's own agents so
 the dev UI's graph looks as it does under `adk web`. Rendering DOT to an image needs the
 graphviz `dot` binary, which is optional: `render_svg` raises a problem naming the package to
-install when it is missing, never a 500.
+install when it is missing (404, never a 5xx).
 """
 
 import html
@@ -19,7 +19,7 @@ import graphviz
 from app.agents.base_agent import BaseAgent
 from app.agents.llm_agent import LlmAgent
 from app.agents.workflow import LoopAgent
-from app.errors import AgentdError, NotFoundError
+from app.errors import NotFoundError
 from app.models.llm import BaseLlm
 from app.tools.base_toolset import BaseToolset
 
@@ -37,11 +37,14 @@ class GraphNodeNotFound(NotFoundError):
     default_title = "Graph node not found."
 
 
-class GraphvizNotInstalled(AgentdError):
-    """The graphviz `dot` binary, needed to render an image, is not on this server's PATH."""
+class GraphvizNotInstalled(NotFoundError):
+    """The graphviz `dot` binary, needed to render an image, is not on this server's PATH.
+
+    A 404 like `dev-ui-not-installed` (an optional part that is absent, with how to add it), not
+    a 5xx: the server works as configured, and the DOT source stays available.
+    """
 
     problem_type = "graphviz-not-installed"
-    status_code_ = 501
     default_title = "Graphviz is not installed."
 
 

@@ -4,7 +4,7 @@ The dev UI's Info pane asks for these as soon as an app is picked; without them 
 empty. The shapes follow google-adk 2.13's `cli/dev_server.py`: `build_graph` is the app's agent
 tree as JSON, `build_graph_image` the DOT source by path (`{"": {"dot_src": ...}}`), which the
 bundle renders itself. `format=svg` (an agentd addition) renders the image on the server when
-graphviz's `dot` program is installed, else answers 501 `graphviz-not-installed`.
+graphviz's `dot` program is installed, else answers 404 `graphviz-not-installed`.
 """
 
 from typing import Annotated, Any, Literal
@@ -46,9 +46,11 @@ async def get_app_info(app: KnownApp, registry: RegistryDep) -> dict[str, Any]:
     response_model=dict[str, GraphDot],
     summary="The app's agent graph as graphviz DOT, or drawn as SVG",
     responses={
-        404: {"description": "No such app (app-not-found) or node (graph-node-not-found)."},
+        404: {
+            "description": "No such app (app-not-found) or node (graph-node-not-found), or "
+            "format=svg without graphviz's `dot` (graphviz-not-installed)."
+        },
         200: {"content": {"image/svg+xml": {}}},
-        501: {"description": "format=svg without graphviz's `dot` (graphviz-not-installed)."},
     },
 )
 async def get_app_info_image(

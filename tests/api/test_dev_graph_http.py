@@ -177,7 +177,7 @@ def test_unknown_app_and_node_are_404_problems(http: httpx.Client) -> None:
 
 def test_svg_without_graphviz_is_a_problem_naming_the_package(http: httpx.Client) -> None:
     response = http.get(f"/dev/apps/{APP}/build_graph_image", params={"format": "svg"})
-    assert response.status_code == 501
+    assert response.status_code == 404
     assert response.headers["content-type"].startswith("application/problem+json")
     problem = response.json()
     assert problem["type"].endswith("graphviz-not-installed")
