@@ -22,6 +22,7 @@ from app.api import (
     apps,
     artifacts,
     dev_graph,
+    dev_trace,
     dev_ui,
     docs,
     health,
@@ -158,6 +159,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(dev_ui.files_router)
     app.include_router(dev_ui.router, dependencies=authenticated)
     app.include_router(dev_graph.router, dependencies=authenticated)
+    app.include_router(dev_trace.router, dependencies=authenticated)
     mcp.add_to(app)
     setup_tracing(app)
     return app

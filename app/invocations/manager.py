@@ -66,6 +66,7 @@ from app.invocations.runner import Runner
 from app.invocations.store import InvocationStore, StoredInvocation
 from app.invocations.wakeup import SessionWaiters
 from app.memory.base import BaseMemoryService
+from app.plugins.span_recorder import SpanRecorder
 from app.sessions.base import BaseSessionService
 from app.sessions.models import Event, new_event_id, new_invocation_id
 from app.settings import Settings
@@ -333,6 +334,7 @@ class InvocationManager:
                 artifact_service=self._artifact_service,
                 memory_service=self._memory_service,
                 exclusive_sessions=True,  # the run holds the session's lease
+                plugins=[SpanRecorder()],  # spans for the dev UI's Trace pane (app.api.dev_trace)
             )
             self._runners[app_name] = runner
         return runner

@@ -9,6 +9,10 @@ Which spans: FastAPI >= 0.16x traces requests natively through the global tracer
 provider is all it needs (adding `opentelemetry-instrumentation-fastapi` too would only make FastAPI
 step aside for it). On an older FastAPI without `fastapi.telemetry`, the contrib instrumentation
 is used when importable.
+
+Independently of this, every run records its invocation, agent, model and tool spans in a small
+in-memory store for ADK's dev UI Trace pane (app.observability.spans, filled by
+app.plugins.span_recorder): that needs no OpenTelemetry SDK and no endpoint.
 """
 
 import importlib.util

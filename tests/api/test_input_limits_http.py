@@ -100,6 +100,7 @@ class World:
             "invocation_id": self.invocation,
             "name": self.artifact,
             "version": "0",
+            "event_id": "e1",  # the dev UI's trace of an event (app.api.dev_trace)
             **override,
         }
         for name, value in values.items():
