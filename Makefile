@@ -11,7 +11,7 @@ PORT ?= 8000
 SERVE_STAMP := $(VENV)/.installed-serve
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run run-pg test fuzz venv dev-venv migrate gc bench bench-artifacts bench-load bench-queue openapi sdk lint typecheck fmt clean spikes
+.PHONY: run run-pg test fuzz venv dev-venv migrate gc bench bench-artifacts bench-load bench-queue screenshots openapi sdk lint typecheck fmt clean spikes
 
 $(SERVE_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,15 @@ $(SERVE_STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
 	touch $(SERVE_STAMP)
 
+# ADK's dev UI bundle for tests/browser (the `adk-web` extra's files): google-adk's wheel unpacked
+# without its dependencies into its own folder, never importable from the venv (its pins conflict
+# with ours, see pyproject.toml). The suite points AGENTD_DEV_UI_DIR at its browser/ folder.
+ADK_WEB_VERSION ?= 2.13.0
+ADK_WEB_DIR := $(VENV)/adk-web
+
 $(DEV_STAMP): $(SERVE_STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-deps --upgrade --target $(ADK_WEB_DIR) google-adk==$(ADK_WEB_VERSION)
 	touch $(DEV_STAMP)
 
 venv: $(SERVE_STAMP)
@@ -46,6 +53,10 @@ bench-queue: $(DEV_STAMP)
 
 bench-load: $(DEV_STAMP)
 	$(BIN)/python -m bench.load --db both
+
+# The README's console screenshots, taken by the console's browser test (tests/browser).
+screenshots: $(DEV_STAMP)
+	AGENTD_SCREENSHOTS_DIR=$(CURDIR)/docs/images $(BIN)/python -m pytest tests/browser/test_console.py $(PYTEST_ARGS)
 
 openapi: $(SERVE_STAMP)
 	$(BIN)/python -m scripts.export_openapi
