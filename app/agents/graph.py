@@ -2,7 +2,7 @@
 
 ADK 2.13 answers `build_graph` with the app's agent tree serialized as JSON
 (`google/adk/cli/utils/graph_serialization.py`, `serialize_app_info`) and `build_graph_image`
-with graphviz DOT source per (sub-)workflow path, `{path: {"dot_src": ...}}`, which the bundle
+with graphviz DOT source per (sub-)workflow path, `{path: {"dotSrc": ...}}`, which the bundle
 renders in the browser (`google/adk/cli/utils/graph_visualization.py`, `plot_workflow_graph`,
 called by `google/adk/cli/dev_server.py`). This module builds both from agentd's own agents so
 the dev UI's graph looks as it does under `adk web`. Rendering DOT to an image needs the

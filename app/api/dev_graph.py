@@ -2,8 +2,9 @@
 
 The dev UI's Info pane asks for these as soon as an app is picked; without them its graph stays
 empty. The shapes follow google-adk 2.13's `cli/dev_server.py`: `build_graph` is the app's agent
-tree as JSON, `build_graph_image` the DOT source by path (`{"": {"dot_src": ...}}`), which the
-bundle renders itself. `format=svg` (an agentd addition) renders the image on the server when
+tree as JSON, `build_graph_image` the DOT source by path (`{"": {"dotSrc": ...}}`: ADK's
+`GetEventGraphResult` goes out camelCased, and the bundle reads `dotSrc`), which it renders
+itself with Viz.js. `format=svg` (an agentd addition) renders the image on the server when
 graphviz's `dot` program is installed, else answers 404 `graphviz-not-installed`.
 """
 
@@ -11,7 +12,8 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
 
 from app.agents.graph import app_info, graph_dots, render_svg
 from app.api.deps import KnownApp, RegistryDep
@@ -25,7 +27,9 @@ _APP_NOT_FOUND: dict[int | str, dict[str, Any]] = {
 
 
 class GraphDot(BaseModel):
-    """One graph's DOT source (ADK's `GetEventGraphResult`)."""
+    """One graph's DOT source (ADK's `GetEventGraphResult`, camelCase on the wire like ADK's)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     dot_src: str
 

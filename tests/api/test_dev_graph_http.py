@@ -3,7 +3,8 @@
 The expected DOT below was produced by google-adk 2.13.0 itself
 (`google.adk.cli.utils.graph_visualization.plot_workflow_graph` on `serialize_app_info` of the
 same agent tree, as its dev server's `build_graph_image` does), so agentd's drawing must match
-ADK's byte for byte. The servers run with a PATH without graphviz's `dot`, so the image request
+ADK's byte for byte, under ADK's wire key `dotSrc` (its `GetEventGraphResult` is camelCased;
+the bundle reads `dotSrc` and drew nothing from `dot_src`). The servers run with a PATH without graphviz's `dot`, so the image request
 shows the problem every install without graphviz gets.
 """
 
@@ -152,7 +153,7 @@ def test_build_graph_answers_the_agent_tree_as_adk_serializes_it(http: httpx.Cli
 def test_build_graph_image_is_adks_dot_for_the_whole_tree(http: httpx.Client) -> None:
     response = http.get(f"/dev/apps/{APP}/build_graph_image", params={"dark_mode": "false"})
     assert response.status_code == 200, response.text
-    assert response.json() == {"": {"dot_src": ADK_LIGHT_DOT}}
+    assert response.json() == {"": {"dotSrc": ADK_LIGHT_DOT}}
 
 
 def test_build_graph_image_of_a_node_in_dark_mode_is_adks_dot(http: httpx.Client) -> None:
@@ -161,7 +162,7 @@ def test_build_graph_image_of_a_node_in_dark_mode_is_adks_dot(http: httpx.Client
             f"/dev/apps/{APP}/build_graph_image", params={"dark_mode": "true", "node": node}
         )
         assert response.status_code == 200, response.text
-        assert response.json() == {node: {"dot_src": ADK_DARK_PIPELINE_DOT}}
+        assert response.json() == {node: {"dotSrc": ADK_DARK_PIPELINE_DOT}}
 
 
 def test_unknown_app_and_node_are_404_problems(http: httpx.Client) -> None:
