@@ -21,6 +21,7 @@ from app import __version__
 from app.api import (
     apps,
     artifacts,
+    console,
     dev_graph,
     dev_trace,
     dev_ui,
@@ -157,6 +158,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(module.router, dependencies=authenticated)
     # ADK's dev web UI: its files open, the routes it calls authenticated (app.api.dev_ui).
     app.include_router(dev_ui.files_router)
+    # agentd's console: its files open, the data it shows from the authenticated API.
+    app.include_router(console.files_router)
     app.include_router(dev_ui.router, dependencies=authenticated)
     app.include_router(dev_graph.router, dependencies=authenticated)
     app.include_router(dev_trace.router, dependencies=authenticated)
