@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -240,6 +241,56 @@ def test_console_approves_a_pending_refund(
     page.wait_for_load_state("networkidle")
     assert offline_page.left_loopback == []
     assert unexpected(offline_page, STREAM_ABORTED) == []
+
+
+def test_console_denies_a_pending_refund(server: LiveServer, offline_page: OfflinePage) -> None:
+    page = offline_page.page
+    start_session(page, server, "refund_agent")
+    send(page, "refund 500 for order B2")
+    newest_invocation(page, "requires_action")
+    page.locator(".pending-call").get_by_role("button", name="Deny").click()
+    newest_invocation(page, "completed")
+    expect(page.locator(".pending-call")).to_have_count(0)
+    expect(page.locator("pre.state")).to_have_text("{}")
+    page.wait_for_load_state("networkidle")
+    assert unexpected(offline_page, STREAM_ABORTED) == []
+
+
+def test_console_lists_a_users_sessions_newest_first_in_pages_and_opens_one_by_id(
+    server: LiveServer, offline_page: OfflinePage, tmp_path: Path
+) -> None:
+    sessions = "/apps/capital_agent/users/pager/sessions"
+    for n in range(21):
+        created = httpx.post(f"{server.url}{sessions}", json={"sessionId": f"p-{n:02}"})
+        assert created.status_code == 201, created.text
+    page = offline_page.page
+    page.goto(address(server, "/console/apps/capital_agent"))
+    page.get_by_label("User id").fill("pager")
+    page.get_by_role("button", name="Show sessions").click()
+    expect(page).to_have_url(address(server, f"/console{sessions}"))
+    rows = page.locator("table.list tbody tr")
+    expect(rows).to_have_count(20, timeout=UI_MS)
+    expect(rows.first).to_contain_text("p-20")
+    expect(rows.last).to_contain_text("p-01")
+    shoot(page, tmp_path, "console-sessions.png")
+
+    page.get_by_role("link", name="Next page").click()
+    expect(page).to_have_url(re.compile(r"/sessions\?pageToken=."))
+    expect(rows).to_have_count(1, timeout=UI_MS)
+    page.reload()
+    expect(rows).to_have_count(1, timeout=UI_MS)
+    expect(rows.first).to_contain_text("p-00")
+
+    page.get_by_label("Open session by id").fill("no-such-session")
+    page.get_by_role("button", name="Open").click()
+    expect(page.get_by_role("alert")).to_contain_text("session-not-found", timeout=UI_MS)
+    page.get_by_label("Open session by id").fill("p-07")
+    page.get_by_role("button", name="Open").click()
+    expect(page).to_have_url(address(server, f"/console{sessions}/p-07"), timeout=UI_MS)
+    expect(page.get_by_role("heading", name="Session p-07")).to_be_visible(timeout=UI_MS)
+    assert offline_page.left_loopback == []
+    not_found = re.compile(r"/no-such-session\?numRecentEvents=0: HTTP 404$")
+    assert unexpected(offline_page, not_found) == []
 
 
 def test_console_signs_in_with_a_key_it_keeps_in_session_storage_only(

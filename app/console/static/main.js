@@ -15,8 +15,8 @@ function crumbs(route) {
   const { app, user, sid } = route.params;
   const items = [h("li", {}, h("a", { href: href() }, "Apps"))];
   if (app) items.push(h("li", {}, h("a", { href: appHref(app) }, app)));
-  if (user) items.push(h("li", {}, h("a", { href: sessionsHref(app, user) }, `user ${user}`)));
-  if (sid) items.push(h("li", {}, h("a", { href: sessionHref(app, user, sid) }, `session ${sid}`)));
+  if (user) items.push(h("li", {}, h("a", { href: sessionsHref(app, user) }, `user: ${user}`)));
+  if (sid) items.push(h("li", {}, h("a", { href: sessionHref(app, user, sid) }, `session: ${sid}`)));
   const last = items[items.length - 1].querySelector("a");
   last.setAttribute("aria-current", "page");
   fill(document.getElementById("crumbs"), h("ol", {}, items));

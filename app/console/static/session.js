@@ -120,6 +120,8 @@ class SessionPage {
     } catch (error) {
       if (!this.signal.aborted) report(error);
     } finally {
+      if (this.streamError && !this.signal.aborted) showError(this.streamError);
+      this.streamError = null;
       this.dropPartial();
       this.following = null;
       this.sending(false);
@@ -131,10 +133,17 @@ class SessionPage {
     if (type === "event") {
       this.addEvent(data);
       this.showInvocations().catch(report); // its status moves (queued, running) as events land
+    } else if (type === "partial") {
+      this.addPartial(data);
+    } else if (type === "error") {
+      // The invocation's own error comes again in `done` and is shown with the invocation; an
+      // error with no `done` after it means the stream broke, and is shown when it ends.
+      this.streamError = data;
+    } else if (type === "done") {
+      this.streamError = null;
+      const why = data.error ? ` (${data.error.title})` : "";
+      this.status.textContent = `Invocation ${data.id} ended: ${data.status}${why}.`;
     }
-    else if (type === "partial") this.addPartial(data);
-    else if (type === "error") showError(data);
-    else if (type === "done") this.status.textContent = `Invocation ${data.id} ended: ${data.status}.`;
   }
 
   send(text) {
@@ -335,7 +344,7 @@ class SessionPage {
     fill(
       main,
       h("h1", { tabindex: "-1" }, "Session ", h("code", {}, sid)),
-      h("p", { class: "muted" }, `${app} · user ${user} · updated ${when(this.session.lastUpdateTime)}`),
+      h("p", { class: "muted" }, `app ${app} · user ${user} · updated ${when(this.session.lastUpdateTime)}`),
       h(
         "div",
         { class: "session-grid" },

@@ -1,6 +1,6 @@
 // The list views: apps, and one user's sessions of an app (paged, newest first, open by id).
 
-import { json, jsonWithHeaders, send, sessionPath } from "./api.js";
+import { json, jsonWithHeaders, sessionPath } from "./api.js";
 import { fill, h, when } from "./dom.js";
 import { appHref, navigate, sessionHref, sessionsHref } from "./router.js";
 import { report } from "./ui.js";
@@ -51,7 +51,7 @@ function searchForm(app, user, signal) {
         const sid = input.value.trim();
         try {
           // Asked first, so a wrong id is said here instead of on an empty page.
-          await send(`${sessionPath(app, user, sid)}?numRecentEvents=0`, { signal });
+          await json(`${sessionPath(app, user, sid)}?numRecentEvents=0`, { signal });
           navigate(sessionHref(app, user, sid));
         } catch (error) {
           report(error);
