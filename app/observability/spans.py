@@ -9,6 +9,13 @@ ADK's dev server keeps every finished OpenTelemetry span in memory and answers
 timestamps and attributes, so recording costs a dict and a deque append per agent, model call
 and tool call. The store is bounded (oldest spans go first) and per process: spans of runs
 executed by a separate worker process are not seen by the API process.
+
+Two bounds, because the spans themselves are small but what their details point at is not: a
+model call's request holds the conversation, so keeping it for every kept span grew memory with
+the square of a session's length (300 turns of one session: 310 MB). Details (the request,
+response and tool JSON, computed when read) are kept for the latest `MAX_DETAILED` spans only;
+an older span keeps its name, times, ids and token counts. And a request keeps its latest
+`MAX_REQUEST_CONTENTS` contents (`agentd.llm_request.contents_omitted` says how many went).
 """
 
 import random
@@ -25,12 +32,17 @@ from app.errors import NotFoundError
 MAX_SPANS = 10_000
 #: Sessions and events indexed; older entries are dropped first (their spans may be gone too).
 MAX_INDEXED = 10_000
+#: Spans whose details (request, response, tool arguments and result) are kept; older ones
+#: lose them first.
+MAX_DETAILED = 200
+#: Contents of a model call's request kept for the trace (the latest ones).
+MAX_REQUEST_CONTENTS = 20
 
 #: A span attribute computed when it is read (the request/response JSON), so recording stays cheap.
 LazyAttribute = Callable[[], Any]
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """One finished or running span, in ADK's WebUiSpan terms (times in Unix nanoseconds)."""
 
@@ -45,6 +57,18 @@ class Span:
     end_time: int | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
     lazy: dict[str, LazyAttribute] = field(default_factory=dict)
+    #: The store dropped this span's details (`MAX_DETAILED`); later ones are not kept either.
+    details_dropped: bool = False
+
+    def detail(self, key: str, compute: LazyAttribute) -> None:
+        """Attribute `key`, computed by `compute` when read, unless the details were dropped."""
+        if not self.details_dropped:
+            self.lazy[key] = compute
+
+    def drop_details(self) -> None:
+        """Forget the details, and whatever they hold on to."""
+        self.details_dropped = True
+        self.lazy.clear()
 
     def end(self) -> None:
         """Mark the span finished now (only the first end counts)."""
@@ -88,17 +112,29 @@ def new_span_id() -> int:
 class SpanStore:
     """The recent spans, by session (its traces) and by event (the span that produced it)."""
 
-    def __init__(self, max_spans: int = MAX_SPANS, max_indexed: int = MAX_INDEXED) -> None:
+    def __init__(
+        self,
+        max_spans: int = MAX_SPANS,
+        max_indexed: int = MAX_INDEXED,
+        max_detailed: int = MAX_DETAILED,
+    ) -> None:
         self._spans: deque[Span] = deque(maxlen=max_spans)
+        self._detailed: deque[Span] = deque()
+        self._max_detailed = max_detailed
         self._traces: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
         self._events: OrderedDict[str, Span] = OrderedDict()
         self._max_indexed = max_indexed
         self._lock = threading.Lock()
 
-    def add(self, span: Span) -> None:
-        """Keep `span` (running or finished) and index its trace under its session."""
+    def add(self, span: Span, *, detailed: bool = False) -> None:
+        """Keep `span` (running or finished) and index its trace under its session; `detailed`:
+        it will carry details (`Span.detail`), which only the latest `max_detailed` keep."""
         with self._lock:
             self._spans.append(span)
+            if detailed:
+                self._detailed.append(span)
+                if len(self._detailed) > self._max_detailed:
+                    self._detailed.popleft().drop_details()
             key = (span.app_name, span.session_id)
             traces = self._traces.get(key)
             if traces is None:

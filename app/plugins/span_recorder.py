@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
-from app.observability.spans import Span, SpanStore, new_span_id, new_trace_id, span_store
+from app.observability.spans import (
+    MAX_REQUEST_CONTENTS,
+    Span,
+    SpanStore,
+    new_span_id,
+    new_trace_id,
+    span_store,
+)
 from app.plugins.base_plugin import BasePlugin
 
 if TYPE_CHECKING:
@@ -43,9 +50,15 @@ class _Run:
     models: dict[str, Span] = field(default_factory=dict)  # running call_llm, by agent name
     answered: dict[str, Span] = field(default_factory=dict)  # ended call_llm awaiting its event
     tools: dict[str, Span] = field(default_factory=dict)  # by function call id
+    requests: dict[str, "LlmRequest"] = field(default_factory=dict)  # of running call_llm
 
     def close(self, error: Exception | None = None) -> None:
         """End every span still open (the invocation's last)."""
+        for agent_name, request in self.requests.items():
+            model_span = self.models.get(agent_name)
+            if model_span is not None:
+                _keep_request(model_span, request)
+        self.requests.clear()
         for span in (*self.tools.values(), *self.models.values(), *self.agents.values()):
             span.end()
         if error is not None:
@@ -57,19 +70,33 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _request_json(request: "LlmRequest") -> str:
+def _request_json(
+    model: str | None, config: types.GenerateContentConfig, contents: list[types.Content]
+) -> str:
     """ADK's `_build_llm_request_for_trace`: model, config (no schema, no HTTP options) and the
     contents without inline bytes."""
-    config = request.config.model_dump(
+    config_json = config.model_dump(
         exclude_none=True, exclude={"response_schema", "http_options"}, mode="json"
     )
-    contents = [
+    contents_json = [
         types.Content(
             role=content.role, parts=[part for part in content.parts or [] if not part.inline_data]
         ).model_dump(exclude_none=True, mode="json")
-        for content in request.contents
+        for content in contents
     ]
-    return _json({"model": request.model, "config": config, "contents": contents})
+    return _json({"model": model, "config": config_json, "contents": contents_json})
+
+
+def _keep_request(span: Span, request: "LlmRequest | None") -> None:
+    """Attach the request the model answered to its span: its model, config and latest contents,
+    never the request itself (its contents are the whole conversation: app.observability.spans)."""
+    if request is None:
+        return
+    model, config, contents = request.model, request.config, request.contents
+    kept = contents[-MAX_REQUEST_CONTENTS:]
+    if len(kept) < len(contents):
+        span.attributes["agentd.llm_request.contents_omitted"] = len(contents) - len(kept)
+    span.detail("gcp.vertex.agent.llm_request", lambda: _request_json(model, config, kept))
 
 
 class SpanRecorder(BasePlugin):
@@ -81,7 +108,13 @@ class SpanRecorder(BasePlugin):
         self._runs: OrderedDict[str, _Run] = OrderedDict()
 
     def _span(
-        self, run: _Run, name: str, parent: Span, attributes: dict[str, Any] | None = None
+        self,
+        run: _Run,
+        name: str,
+        parent: Span,
+        attributes: dict[str, Any] | None = None,
+        *,
+        detailed: bool = False,
     ) -> Span:
         root = run.invocation
         span = Span(
@@ -98,7 +131,7 @@ class SpanRecorder(BasePlugin):
                 **(attributes or {}),
             },
         )
-        self._store.add(span)
+        self._store.add(span, detailed=detailed)
         return span
 
     def _parent(self, run: _Run, agent_name: str) -> Span:
@@ -225,8 +258,11 @@ class SpanRecorder(BasePlugin):
             "call_llm",
             self._parent(run, agent_name),
             {"gen_ai.system": "gcp.vertex.agent", "gen_ai.request.model": llm_request.model or ""},
+            detailed=True,
         )
-        span.lazy["gcp.vertex.agent.llm_request"] = lambda: _request_json(llm_request)
+        # The agent's own before-model callbacks run after this hook and may still change the
+        # request: it is read when the model answers (`_keep_request`).
+        run.requests[agent_name] = llm_request
         run.models[agent_name] = span
         return None
 
@@ -239,8 +275,9 @@ class SpanRecorder(BasePlugin):
         span = run.models.get(callback_context.agent_name) if run is not None else None
         if run is None or span is None:
             return None
-        span.lazy["gcp.vertex.agent.llm_response"] = lambda: llm_response.model_dump_json(
-            exclude_none=True
+        span.detail(
+            "gcp.vertex.agent.llm_response",
+            lambda: llm_response.model_dump_json(exclude_none=True),
         )
         usage = llm_response.usage_metadata
         if usage is not None:
@@ -250,6 +287,7 @@ class SpanRecorder(BasePlugin):
                 span.attributes["gen_ai.usage.output_tokens"] = usage.candidates_token_count
         if not llm_response.partial:
             span.end()
+            _keep_request(span, run.requests.pop(callback_context.agent_name, None))
             run.answered[callback_context.agent_name] = run.models.pop(callback_context.agent_name)
         return None
 
@@ -257,14 +295,18 @@ class SpanRecorder(BasePlugin):
         self,
         *,
         callback_context: "CallbackContext",
-        llm_request: "LlmRequest",  # noqa: ARG002 - the hook's signature
+        llm_request: "LlmRequest",
         error: Exception,
     ) -> "LlmResponse | None":
         run = self._runs.get(callback_context.invocation_id)
-        span = run.models.pop(callback_context.agent_name, None) if run is not None else None
+        if run is None:
+            return None
+        run.requests.pop(callback_context.agent_name, None)
+        span = run.models.pop(callback_context.agent_name, None)
         if span is not None:
             span.attributes["error.type"] = type(error).__name__
             span.end()
+            _keep_request(span, llm_request)
         return None
 
     # -- tools --------------------------------------------------------------------------------
@@ -287,8 +329,9 @@ class SpanRecorder(BasePlugin):
                 "gen_ai.tool.type": type(tool).__name__,
                 "gen_ai.tool.call.id": call_id,
             },
+            detailed=True,
         )
-        span.lazy["gcp.vertex.agent.tool_call_args"] = lambda: _json(tool_args)
+        span.detail("gcp.vertex.agent.tool_call_args", lambda: _json(tool_args))
         run.tools[call_id] = span
         return None
 
@@ -302,7 +345,7 @@ class SpanRecorder(BasePlugin):
     ) -> dict[str, Any] | None:
         span = self._tool_span(tool_context)
         if span is not None:
-            span.lazy["gcp.vertex.agent.tool_response"] = lambda: _json(result)
+            span.detail("gcp.vertex.agent.tool_response", lambda: _json(result))
             span.end()
         return None
 
