@@ -199,6 +199,11 @@ class Settings(BaseSettings):
         description="Folder of ADK's dev web UI served at /dev-ui/ (its `index.html` and "
         "assets); unset: the bundle of an installed google-adk (`agentd[adk-web]`).",
     )
+    trace_spans: bool = Field(
+        default=True,
+        description="Record each invocation's spans in memory (bounded) for the dev UI's Trace "
+        "pane and the console's trace view; false saves their cost on every run.",
+    )
     jwt_secret: str = Field(default="", description="HS256 secret for AGENTD_AUTH=jwt.")
     jwt_public_key: str = Field(default="", description="RS256 public key (PEM text or a path).")
     jwt_jwks_file: Path | None = Field(default=None, description="RS256 keys as a JWKS file.")

@@ -334,7 +334,8 @@ class InvocationManager:
                 artifact_service=self._artifact_service,
                 memory_service=self._memory_service,
                 exclusive_sessions=True,  # the run holds the session's lease
-                plugins=[SpanRecorder()],  # spans for the dev UI's Trace pane (app.api.dev_trace)
+                # spans for the dev UI's Trace pane and the console (app.api.dev_trace)
+                plugins=[SpanRecorder()] if self._settings.trace_spans else [],
             )
             self._runners[app_name] = runner
         return runner

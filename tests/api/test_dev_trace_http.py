@@ -26,11 +26,12 @@ WEB_UI_SPAN_KEYS = {
 }
 
 
-def _server(root: Path, auth: str) -> LiveServer:
+def _server(root: Path, auth: str, **extra: str) -> LiveServer:
     env = {
         "AGENTD_DATA_DIR": str(root / "data"),
         "AGENTD_AGENTS_DIR": str(build_agents_dir(root / "agents")),
         "AGENTD_AUTH": auth,
+        **extra,
     }
     return LiveServer(root / "server", env).start()
 
@@ -172,5 +173,21 @@ def test_trace_routes_need_the_same_credentials_as_the_api(
             response = httpx.get(f"{server.url}/dev/apps/{APP}/debug/{path}", timeout=10)
             assert response.status_code == 401
             assert response.headers["content-type"].startswith("application/problem+json")
+    finally:
+        server.stop()
+
+
+def test_with_span_recording_off_runs_leave_no_trace(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    server = _server(tmp_path_factory.mktemp("dev-trace-off"), "none", AGENTD_TRACE_SPANS="false")
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            events = _ask_capital(client, "t3")
+            assert "Paris" in events[-1]["content"]["parts"][0]["text"]
+            assert client.get(f"/dev/apps/{APP}/debug/trace/session/t3").json() == []
+            missing = client.get(f"/dev/apps/{APP}/debug/trace/{events[-1]['id']}")
+            assert missing.status_code == 404
+            assert missing.json()["type"].endswith("trace-not-found")
     finally:
         server.stop()
