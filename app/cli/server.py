@@ -59,8 +59,10 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
         if migrate:
             _migrate()
         require_migrated(settings().resolved_database_url, command="serve")
-        # uvicorn names no address when handed a socket: say where the API (and /docs) is.
-        logger.info("agentd listening on http://%s:%d (API docs at /docs)", host, port)
+        # uvicorn names no address when handed a socket: say where the API, the console and
+        # /docs are.
+        base = f"http://{host}:{port}"
+        logger.info("agentd listening on %s: console at %s/console/, API docs at /docs", base, base)
         _run_uvicorn(sock, host=host, port=port, workers=workers)
     finally:
         sock.close()
