@@ -6,6 +6,7 @@ Every step leaves a screenshot in the test's folder, and in `$AGENTD_SCREENSHOTS
 (`make screenshots` points it at docs/images, where the README's picture lives).
 """
 
+import itertools
 import os
 import re
 import subprocess
@@ -24,13 +25,13 @@ UI_MS = 15_000
 QUESTION = "What is the capital of France?"
 ANSWER = "The capital of France is Paris."
 SESSION_URL = re.compile(r"/console/apps/(\w+)/users/user/sessions/([^/?]+)$")
-#: Records every text the timeline shows while it changes, so a test can tell that partial text
-#: was on screen before the stored answer replaced it (each update is a new text node).
 #: The invocation streams the console reads (POST .../invocations, GET .../{iid}/events). Chromium
 #: reports a `no-store` fetch body read to its end as failed (ERR_ABORTED; microsoft/playwright
 #: issue 42742), and a reload cuts an open one: neither is an error of the page, which shows each
 #: stream's end (`done`) itself.
 STREAM_ABORTED = re.compile(r"/invocations(/[^/]+/events)?: net::ERR_ABORTED$")
+#: Records every text the timeline shows while it changes, so a test can tell that partial text
+#: was on screen before the stored answer replaced it (each update is a new text node).
 RECORD_TEXTS = """() => {
   window.__texts = [];
   new MutationObserver((records) => {
@@ -139,6 +140,7 @@ def test_console_streams_the_capital_answer_and_reopens_it_after_a_reload(
     page.evaluate(RECORD_TEXTS)
     send(page, QUESTION)
     expect(page.locator("#answer")).to_contain_text(ANSWER, timeout=UI_MS)
+    expect(page.locator("#stream-status")).to_contain_text("ended: completed", timeout=UI_MS)
     texts: list[str] = page.evaluate("window.__texts")
     assert any(ANSWER.startswith(t) and t != ANSWER for t in texts if t), texts
 
@@ -291,6 +293,56 @@ def test_console_lists_a_users_sessions_newest_first_in_pages_and_opens_one_by_i
     assert offline_page.left_loopback == []
     not_found = re.compile(r"/no-such-session\?numRecentEvents=0: HTTP 404$")
     assert unexpected(offline_page, not_found) == []
+
+
+#: Feeds byte chunks to the console's SSE reader (its module, as the page loads it) and returns
+#: the events it yields.
+READ_EVENTS = """async (chunks) => {
+  const { readEvents } = await import('/console/assets/sse.js');
+  const encoder = new TextEncoder();
+  const body = new ReadableStream({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(new Uint8Array(chunk));
+      controller.close();
+    },
+  });
+  const events = [];
+  for await (const e of readEvents(body)) events.push({type: e.type, data: e.data, id: e.id});
+  return events;
+}"""
+
+
+def _chunks(text: str, *cuts: int) -> list[list[int]]:
+    """`text` as UTF-8 bytes cut at the given byte offsets (possibly inside a character)."""
+    data = text.encode()
+    bounds = [0, *cuts, len(data)]
+    return [list(data[a:b]) for a, b in itertools.pairwise(bounds)]
+
+
+def test_the_console_reads_server_sent_events_as_the_standard_says(
+    server: LiveServer, offline_page: OfflinePage
+) -> None:
+    page = offline_page.page
+    page.goto(address(server, "/console/"))
+    expect(page.get_by_role("heading", name="Apps")).to_be_visible(timeout=UI_MS)
+    stream = (
+        "\ufeff: a comment (heartbeat)\r\n"
+        'id: 1\r\nevent: event\r\ndata: {"a":\r\ndata: 1}\r\n\r\n'  # CRLF, two data lines
+        "event: partial\rdata:no space é\r\r"  # CR only; the id persists; a split character
+        "data\nid: 7\n\n"  # a field with no colon: an empty data line
+        "id: 8\nevent: done\n\n"  # no data: nothing dispatched, the id still moves
+        "data: last\n\n"
+        "data: cut off without its blank line"
+    )
+    cut_in_cr_lf = stream.encode().index(b"\r\n\r\n") + 1
+    cut_in_e_acute = stream.encode().index("é".encode()) + 1
+    events = page.evaluate(READ_EVENTS, _chunks(stream, 3, cut_in_cr_lf, cut_in_e_acute))
+    assert events == [
+        {"type": "event", "data": '{"a":\n1}', "id": "1"},
+        {"type": "partial", "data": "no space é", "id": "1"},
+        {"type": "message", "data": "", "id": "7"},
+        {"type": "message", "data": "last", "id": "8"},
+    ]
 
 
 def test_console_signs_in_with_a_key_it_keeps_in_session_storage_only(
