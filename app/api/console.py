@@ -13,8 +13,9 @@ authenticates every call; with auth on, the page asks for a key and keeps it in 
 
 The page runs under a strict Content-Security-Policy (only this server's scripts, no inline
 script or style attribute, no framing): whatever the API returns is shown as text, and even a
-mistake that inserted it as markup could not run. `Cache-Control: no-cache` makes browsers
-revalidate the unversioned file names on each load (FileResponse sends ETag and Last-Modified).
+mistake that inserted it as markup could not run. `Cache-Control: no-cache`: the file names
+carry no version, so a browser asks again on each load and an upgrade never runs a stale mix of
+modules (the files are small).
 """
 
 from functools import lru_cache

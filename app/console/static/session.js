@@ -23,7 +23,7 @@ class SessionPage {
     this.base = sessionPath(app, user, sid);
     this.lastSeq = 0;
     this.partial = null;
-    this.following = null; // the invocation id whose stream is read
+    this.listing = null; // the invocations request in flight, and whether another is due
     this.timeline = h("ol", { class: "timeline", "aria-label": "Events" });
     this.state = h("pre", { class: "state", tabindex: "0" });
     this.invocations = h("ul", { class: "invocations" });
@@ -95,9 +95,14 @@ class SessionPage {
     this.showState(session.state);
   }
 
+  /** Adds the events stored after the last one shown (what a stream that ended early missed). */
   async catchUp() {
-    const page = await json(`${this.base}/events?afterSeq=${this.lastSeq}&pageSize=100`, { signal: this.signal });
-    page.events.forEach((event) => this.addEvent(event));
+    for (;;) {
+      const query = `afterSeq=${this.lastSeq}&pageSize=100`;
+      const page = await json(`${this.base}/events?${query}`, { signal: this.signal });
+      page.events.forEach((event) => this.addEvent(event));
+      if (!page.nextPageToken || !page.events.length) return;
+    }
   }
 
   // --- streams ----------------------------------------------------------------------------
@@ -110,11 +115,7 @@ class SessionPage {
       await stream(path, {
         ...options,
         signal: this.signal,
-        onOpen: (response) => {
-          const iid = response.headers.get("X-Invocation-Id");
-          if (iid) this.following = iid;
-          this.showInvocations().catch(report);
-        },
+        onOpen: () => this.invocationsChanged(),
         onEvent: (frame) => this.frame(frame),
       });
     } catch (error) {
@@ -123,7 +124,6 @@ class SessionPage {
       if (this.streamError && !this.signal.aborted) showError(this.streamError);
       this.streamError = null;
       this.dropPartial();
-      this.following = null;
       this.sending(false);
       if (!this.signal.aborted) await this.refresh().catch(report);
     }
@@ -132,7 +132,7 @@ class SessionPage {
   frame({ type, data }) {
     if (type === "event") {
       this.addEvent(data);
-      this.showInvocations().catch(report); // its status moves (queued, running) as events land
+      this.invocationsChanged(); // its status moves (queued, running) as events land
     } else if (type === "partial") {
       this.addPartial(data);
     } else if (type === "error") {
@@ -156,7 +156,6 @@ class SessionPage {
   }
 
   reconnect(iid) {
-    this.following = iid;
     const headers = { "Last-Event-ID": String(this.lastSeq) };
     return this.follow(
       `${this.base}/invocations/${encodeURIComponent(iid)}/events`,
@@ -188,6 +187,22 @@ class SessionPage {
       if (again) again.focus();
     }
     return page.invocations;
+  }
+
+  /** Lists the invocations again: at once, or once more after the listing in flight. */
+  invocationsChanged() {
+    if (this.listing) {
+      this.listing.again = true;
+      return;
+    }
+    this.listing = { again: false };
+    this.showInvocations()
+      .catch(report)
+      .finally(() => {
+        const { again } = this.listing;
+        this.listing = null;
+        if (again && !this.signal.aborted) this.invocationsChanged();
+      });
   }
 
   async act(action) {
@@ -344,7 +359,7 @@ class SessionPage {
     fill(
       main,
       h("h1", { tabindex: "-1" }, "Session ", h("code", {}, sid)),
-      h("p", { class: "muted" }, `app ${app} · user ${user} · updated ${when(this.session.lastUpdateTime)}`),
+      h("p", { class: "muted" }, `app: ${app} · user: ${user} · updated ${when(this.session.lastUpdateTime)}`),
       h(
         "div",
         { class: "session-grid" },
