@@ -6,6 +6,7 @@ Every step leaves a screenshot in the test's folder, and in `$AGENTD_SCREENSHOTS
 (`make screenshots` points it at docs/images, where the README's picture lives).
 """
 
+import base64
 import itertools
 import os
 import re
@@ -293,6 +294,42 @@ def test_console_lists_a_users_sessions_newest_first_in_pages_and_opens_one_by_i
     assert offline_page.left_loopback == []
     not_found = re.compile(r"/no-such-session\?numRecentEvents=0: HTTP 404$")
     assert unexpected(offline_page, not_found) == []
+
+
+#: A 1x1 PNG.
+PIXEL_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9aw"
+    "AAAABJRU5ErkJggg=="
+)
+
+
+def test_console_previews_an_image_artifact_and_downloads_a_version(
+    server: LiveServer, offline_page: OfflinePage
+) -> None:
+    session = f"{server.url}/apps/capital_agent/users/user/sessions/with-image"
+    assert httpx.post(session.rsplit("/", 1)[0], json={"sessionId": "with-image"}).is_success
+    for data in (PIXEL_PNG, PIXEL_PNG):  # two versions
+        part = {"inlineData": {"mimeType": "image/png", "data": data}}
+        saved = httpx.post(f"{session}/artifacts", json={"filename": "pixel.png", "artifact": part})
+        assert saved.status_code == 201, saved.text
+    page = offline_page.page
+    page.goto(address(server, "/console/apps/capital_agent/users/user/sessions/with-image"))
+    artifact = page.locator('.artifact[data-name="pixel.png"]')
+    expect(artifact.locator(".versions li")).to_have_count(2, timeout=UI_MS)
+    image = artifact.get_by_role("img", name="pixel.png, version 1")
+    expect(image).to_be_visible(timeout=UI_MS)
+    # The bytes came with the key and were shown from a blob: URL the page's policy allows.
+    assert image.evaluate("img => img.complete && img.naturalWidth") == 1
+    assert (image.get_attribute("src") or "").startswith("blob:")
+
+    artifact.get_by_role("button", name="Preview v0").click()
+    expect(artifact.get_by_role("img", name="pixel.png, version 0")).to_be_visible()
+    with page.expect_download(timeout=UI_MS) as download:
+        artifact.get_by_role("button", name="Download v0").click()
+    assert download.value.suggested_filename == "pixel.png"
+    assert download.value.path().read_bytes() == base64.b64decode(PIXEL_PNG)
+    assert offline_page.refused == []
+    assert unexpected(offline_page) == []
 
 
 #: Feeds byte chunks to the console's SSE reader (its module, as the page loads it) and returns
