@@ -249,9 +249,13 @@ def test_console_approves_a_pending_refund(
 def test_console_denies_a_pending_refund(server: LiveServer, offline_page: OfflinePage) -> None:
     page = offline_page.page
     start_session(page, server, "refund_agent")
-    send(page, "refund 500 for order B2")
+    # By keyboard: Enter sends the message, and the Deny button takes the focus and a key press.
+    page.get_by_label("Message").fill("refund 500 for order B2")
+    page.get_by_label("Message").press("Enter")
     newest_invocation(page, "requires_action")
-    page.locator(".pending-call").get_by_role("button", name="Deny").click()
+    deny = page.locator(".pending-call").get_by_role("button", name="Deny")
+    deny.focus()
+    page.keyboard.press("Enter")
     newest_invocation(page, "completed")
     expect(page.locator(".pending-call")).to_have_count(0)
     expect(page.locator("pre.state")).to_have_text("{}")

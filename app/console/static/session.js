@@ -174,16 +174,17 @@ class SessionPage {
     const page = await json(`${this.base}/invocations?pageSize=20`, { signal: this.signal });
     // Redrawn only when something changed, and with the focus kept on the same control, so a
     // refresh never pulls a button from under the pointer or the keyboard.
-    const shown = JSON.stringify(page.invocations);
+    const shown = JSON.stringify(page.invocations.map(({ heartbeatTime, ...shownPart }) => shownPart));
     if (shown === this.shownInvocations) return page.invocations;
     this.shownInvocations = shown;
     const focused = this.invocations.contains(document.activeElement) ? document.activeElement : null;
     const where = focused && focused.closest("[data-invocation-id]");
-    const key = where && [where.dataset.invocationId, focused.textContent];
     fill(this.invocations, page.invocations.map((inv) => this.invocationItem(inv)));
     if (!page.invocations.length) fill(this.invocations, h("li", { class: "muted" }, "No invocations yet."));
-    if (key) {
-      const again = [...this.invocations.querySelectorAll(`[data-invocation-id="${CSS.escape(key[0])}"] button, [data-invocation-id="${CSS.escape(key[0])}"] a`)].find((el) => el.textContent === key[1]);
+    if (where) {
+      const item = this.invocations.querySelector(`[data-invocation-id="${CSS.escape(where.dataset.invocationId)}"]`);
+      const controls = item ? [...item.querySelectorAll("button, a")] : [];
+      const again = controls.find((el) => el.textContent === focused.textContent);
       if (again) again.focus();
     }
     return page.invocations;
