@@ -81,9 +81,11 @@ def _root(request: Request) -> str:
     return root.rstrip("/")
 
 
+@files_router.get("/")
 @files_router.get(PATH)
 async def console_redirect(request: Request) -> RedirectResponse:
-    """`/console` leads to the page (`/console/`)."""
+    """`/` and `/console` lead to the page (`/console/`): the console is always served, ADK's
+    dev UI only with its bundle."""
     return RedirectResponse(f"{_root(request)}{PATH}/", status_code=307)
 
 

@@ -96,10 +96,9 @@ def _root(request: Request) -> str:
     return root.rstrip("/")
 
 
-@files_router.get("/")
 @files_router.get(PATH)
 async def dev_ui_redirect(request: Request) -> RedirectResponse:
-    """`/` and `/dev-ui` lead to the page, as under `adk web` (its assets load relative to it)."""
+    """`/dev-ui` leads to the page, as under `adk web` (its assets load relative to it)."""
     return RedirectResponse(f"{_root(request)}{PATH}/", status_code=307)
 
 

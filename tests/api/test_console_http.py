@@ -45,8 +45,11 @@ def _policy(response: httpx.Response) -> dict[str, str]:
     return dict(d.strip().split(" ", 1) for d in directives if d.strip())
 
 
-def test_console_without_a_slash_redirects_to_the_page(http: httpx.Client) -> None:
-    response = http.get("/console")
+@pytest.mark.parametrize("path", ["/console", "/"])
+def test_the_root_and_console_without_a_slash_redirect_to_the_page(
+    http: httpx.Client, path: str
+) -> None:
+    response = http.get(path)
     assert response.status_code == 307
     assert response.headers["location"] == "/console/"
 
