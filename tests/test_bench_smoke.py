@@ -2,7 +2,7 @@
 
 import argparse
 
-from bench import compare, pages
+from bench import compare, long_session, pages
 from bench.artifact_rss import run
 from bench.load import run as load_run
 
@@ -44,3 +44,24 @@ def test_pages_benchmark_measures_both_sessions() -> None:
     figures = pages.run(small=3, large=12, repeats=2)
     assert set(figures) == {"small_3_events", "large_12_events"}
     assert figures["large_12_events"]["last_page"]["p50_ms"] > 0
+
+
+def test_long_session_benchmark_measures_requests_gets_and_cached_events() -> None:
+    figures = long_session.run(turns=25, gets=5, get_turns=3, memory_events=40)
+    plain = figures["long_plain"]
+    assert plain["errors"] == 0
+    assert plain["stored_events"] == 25 * 4  # user message, call, response, answer per turn
+    probe = plain["checkpoints"][25]
+    assert probe["contents"] == 24 * 4 + 3  # the history before this turn's answer
+    assert probe["request_chars"] > 0
+    assert probe["server_cpu_ms_per_turn"] is not None
+    if long_session.compaction_available():
+        assert figures["long_compacting"]["errors"] == 0
+        assert figures["long_compacting"]["checkpoints"][25]["contents"] < probe["contents"]
+    else:
+        assert figures["long_compacting"] == "compaction: not available yet"
+    assert figures["get_250"]["errors"] == 0
+    assert figures["get_250"]["events"] == 3 * 4
+    assert figures["cached_event_memory"]["events"] == 40
+    assert figures["cached_event_memory"]["stored_json_bytes_per_event"] > 0
+    assert "| long_plain @ turn 25 | request_chars |" in long_session.table(figures)
