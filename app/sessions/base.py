@@ -9,6 +9,8 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from app.errors import (
     SessionConflict,
     SessionNotFound,
@@ -133,18 +135,19 @@ class BaseSessionService(ABC):
         user_id: str,
         session_id: str,
         config: GetSessionConfig | None = None,
-    ) -> tuple[dict[str, Any], int] | None:
-        """The session as ADK JSON (with `seq` on events) and its last_seq, or None.
+    ) -> tuple[bytes, int] | None:
+        """The session as encoded ADK JSON (with `seq` on events) and its last_seq, or None.
 
         Read-only HTTP paths use this; implementations may serve stored JSON without building
-        models (the database service does), which keeps big sessions cheap to read.
+        models (the database service splices each event's stored text), which keeps big
+        sessions cheap to read.
         """
         session = await self.get_session(
             app_name=app_name, user_id=user_id, session_id=session_id, config=config
         )
         if session is None:
             return None
-        return session.to_wire(), session.last_seq
+        return orjson.dumps(session.to_wire()), session.last_seq
 
     @abstractmethod
     async def list_sessions(

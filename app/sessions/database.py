@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from app.db.repositories.artifacts import ArtifactRepository
 from app.db.repositories.invocations import InvocationRepository
 from app.db.repositories.sessions import SessionRepository, StoredEvent
@@ -61,7 +63,8 @@ if TYPE_CHECKING:
 IMPORT_BATCH_EVENTS = 500
 
 #: A session row, its stored events in order, its app state and its user state.
-_Loaded = tuple[Any, list[StoredEvent], dict[str, Any], dict[str, Any]]
+#: (The events are `(seq, JSON text)` pairs instead when read `as_text`.)
+_Loaded = tuple[Any, list[Any], dict[str, Any], dict[str, Any]]
 
 
 class DatabaseSessionService(BaseSessionService):
@@ -290,20 +293,29 @@ class DatabaseSessionService(BaseSessionService):
         user_id: str,
         session_id: str,
         config: GetSessionConfig | None = None,
-    ) -> tuple[dict[str, Any], int] | None:
-        """The session's ADK JSON and last_seq, events served as stored (no re-validation)."""
-        loaded = await self._load(app_name, user_id, session_id, config)
+    ) -> tuple[bytes, int] | None:
+        """The session's ADK JSON, encoded, and its last_seq: each event's stored JSON text is
+        spliced in as the database holds it (its `seq` added), never parsed.
+
+        A long session's GET therefore builds no per-event objects: parsing 1,000 events into
+        dicts made every few GETs pay a full cyclic-GC pass over the server's caches (p95 45 ms
+        against a 7 ms median on a 250-turn session).
+        """
+        loaded = await self._load(app_name, user_id, session_id, config, as_text=True)
         if loaded is None:
             return None
         row, rows, app_state, user_state = loaded
-        body = {
-            "id": row.id,
-            "appName": row.app_name,
-            "userId": row.user_id,
-            "state": merge_state(row.state, app_state, user_state),
-            "events": [{**data, "seq": seq} for seq, data in rows],
-            "lastUpdateTime": row.update_time,
-        }
+        head = orjson.dumps(
+            {
+                "id": row.id,
+                "appName": row.app_name,
+                "userId": row.user_id,
+                "state": merge_state(row.state, app_state, user_state),
+            }
+        )
+        events = ",".join(_with_seq(text, seq) for seq, text in rows).encode()
+        tail = orjson.dumps(row.update_time)
+        body = b"".join((head[:-1], b',"events":[', events, b'],"lastUpdateTime":', tail, b"}"))
         return body, row.last_seq
 
     async def _load(
@@ -314,6 +326,7 @@ class DatabaseSessionService(BaseSessionService):
         config: GetSessionConfig | None,
         *,
         after_seq_of: Callable[[Any], int] | None = None,
+        as_text: bool = False,
     ) -> _Loaded | None:
         """The session row, its events, and the shared state, in one read snapshot."""
         config = config or GetSessionConfig()
@@ -328,10 +341,13 @@ class DatabaseSessionService(BaseSessionService):
             if row is None:
                 return None
             after_seq = after_seq_of(row) if after_seq_of else config.after_seq
-            rows: list[StoredEvent] = []
+            rows: list[Any] = []
             if limit > 0:
                 after = -1 if after_seq is None else after_seq
-                rows = sessions.recent_events(row.pk, after_seq=after, limit=limit)
+                if as_text:
+                    rows = sessions.recent_events_text(row.pk, after_seq=after, limit=limit)
+                else:
+                    rows = sessions.recent_events(row.pk, after_seq=after, limit=limit)
             app_state, user_state = sessions.shared_state(app_name, user_id)
             return row, rows, app_state, user_state
 
@@ -529,6 +545,16 @@ def _insert_session(
     )
     sessions.upsert_shared_state(app_name, user_id, scoped.app, scoped.user, now)
     return sessions.shared_state(app_name, user_id)
+
+
+def _with_seq(text: str, seq: int) -> str:
+    """A stored event's JSON object text with `"seq": <seq>` added as its last key."""
+    body = text.rstrip()
+    if not body.endswith("}"):
+        raise ValueError(f"stored event {seq} is not a JSON object")
+    inner = body[:-1].rstrip()
+    separator = "" if inner.endswith("{") else ","
+    return f'{inner}{separator}"seq":{seq}}}'
 
 
 def _to_session(

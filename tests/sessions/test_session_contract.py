@@ -143,6 +143,54 @@ async def test_get_session_limits_events_to_recent_and_after_seq(
     assert none.last_seq == 10
 
 
+async def test_session_json_is_the_sessions_wire_form_event_for_event(
+    session_service: BaseSessionService,
+) -> None:
+    # The database service splices each event's stored JSON text into the answer unparsed;
+    # what a client reads must still be exactly the session's wire form.
+    session = await session_service.create_session(
+        app_name=APP, user_id="u1", state={"k": "v", "user:name": "Zoë"}
+    )
+    empty = await session_service.get_session_json(
+        app_name=APP, user_id="u1", session_id=session.id
+    )
+    assert empty is not None
+    assert json.loads(empty[0])["events"] == []
+    await session_service.append_event(session, _event({"emoji": "\U0001f600 \u2028"}, 'a\n"b"'))
+    await session_service.append_event(session, Event(author="user", invocation_id="e-2"))
+    await session_service.append_event(
+        session, _event(text="nested", custom_metadata={"deep": [{"x": [1, 2.5, None]}]})
+    )
+    for config in (None, GetSessionConfig(num_recent_events=2), GetSessionConfig(after_seq=2)):
+        found = await session_service.get_session_json(
+            app_name=APP, user_id="u1", session_id=session.id, config=config
+        )
+        model = await session_service.get_session(
+            app_name=APP, user_id="u1", session_id=session.id, config=config
+        )
+        assert found is not None
+        assert model is not None
+        body, last_seq = found
+        assert json.loads(body) == json.loads(json.dumps(model.to_wire()))
+        assert last_seq == 3
+        assert [event["seq"] for event in json.loads(body)["events"]] == [
+            event.seq for event in model.events
+        ]
+
+
+def test_a_stored_events_text_gets_its_seq_as_the_last_key() -> None:
+    with_seq = database_sessions._with_seq
+    assert json.loads(with_seq('{"id": "a", "author": "user"}  ', 7)) == {
+        "id": "a",
+        "author": "user",
+        "seq": 7,
+    }
+    assert with_seq("{}", 1) == '{"seq":1}'
+    assert with_seq("{ }", 2) == '{"seq":2}'
+    with pytest.raises(ValueError, match="not a JSON object"):
+        with_seq("[1]", 3)
+
+
 async def test_state_scopes_are_shared_exactly_as_their_prefix_says(
     session_service: BaseSessionService,
 ) -> None:

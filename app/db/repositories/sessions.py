@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import orjson
-from sqlalchemy import Table, bindparam, delete, insert, select, tuple_, update
+from sqlalchemy import Table, Text, bindparam, delete, insert, select, tuple_, update
+from sqlalchemy import cast as sql_cast
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.db.repositories.invocations import FENCE_HOLDS
@@ -131,6 +132,14 @@ _SESSIONS_PAGE_AFTER = register(
 _INSERT_EVENT = register(insert(_events))
 _RECENT_EVENTS = register(
     select(_events.c.seq, _events.c.event)
+    .where(_events.c.session_pk == bindparam("k_pk"), _events.c.seq > bindparam("k_after"))
+    .order_by(_events.c.seq.desc())
+    .limit(bindparam("k_limit"))
+)
+#: The same, each event as the JSON text the database holds (never parsed: read-only HTTP paths
+#: splice it into their answer, which keeps a long session's GET free of per-event objects).
+_RECENT_EVENTS_TEXT = register(
+    select(_events.c.seq, sql_cast(_events.c.event, Text))
     .where(_events.c.session_pk == bindparam("k_pk"), _events.c.seq > bindparam("k_after"))
     .order_by(_events.c.seq.desc())
     .limit(bindparam("k_limit"))
@@ -348,6 +357,15 @@ class SessionRepository:
         """The last `limit` events after `after_seq`, in ascending seq order."""
         params = {"k_pk": session_pk, "k_after": after_seq, "k_limit": limit}
         rows = [(seq, data) for seq, data in self._db.execute(_RECENT_EVENTS, params).all()]
+        rows.reverse()
+        return rows
+
+    def recent_events_text(
+        self, session_pk: int, *, after_seq: int, limit: int
+    ) -> list[tuple[int, str]]:
+        """`recent_events`, each event as its stored JSON text."""
+        params = {"k_pk": session_pk, "k_after": after_seq, "k_limit": limit}
+        rows = [(seq, text) for seq, text in self._db.execute(_RECENT_EVENTS_TEXT, params).all()]
         rows.reverse()
         return rows
 
