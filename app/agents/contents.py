@@ -13,15 +13,29 @@ first. When the latest content answers a call made further back (a long-running 
 sent later by the client), what came between is dropped so the answer follows its call, as in
 ADK. Nor does it see the calls an AgentTool's wrapped agent passed up to the client, or the
 client's answers to them (the AgentTool's final answer stands for them).
+
+Compaction (`app.agents.compaction`): once the session holds a compaction event, the contents
+start with the latest one's summary (a user-side content, which every provider accepts first),
+then the events after the range it covers; a late answer whose call the summary covers (a
+long-running tool's result) is shown as context text, never as a response without its call.
+A new compaction event among the appended events rebuilds the memo from it, so a turn stays
+O(new events) and only the latest summary is ever sent (ADK 2.13 sends every one).
+
+Token budget (`RunConfig.max_context_tokens`): the oldest whole turns (a turn runs from a user
+message to the next) are left out of the request until the rest fits, counted with the model's
+`estimate_tokens`; a turn boundary that a call and its response straddle is never cut at, and
+the latest turn is kept even when it alone exceeds the budget.
 """
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from google.genai import types
 
+from app.agents.compaction import first_after, latest_compaction
 from app.contexts.invocation import InvocationContext
+from app.models.llm import estimate_tokens
 from app.sessions.client_calls import (
     AGENT_TOOL_EVENTS_KEY,
     AGENT_TOOL_WAITING_KEY,
@@ -54,6 +68,8 @@ class _Memo:
     repeated: frozenset[str]
     #: Ids of the inner calls AgentTools passed up to the client (their answers are hidden).
     hidden: frozenset[str]
+    #: `contents` starts with a compaction's summary.
+    summarized: bool = False
 
 
 _memo: OrderedDict[tuple[str, ...], _Memo] = OrderedDict()
@@ -71,8 +87,9 @@ def build_contents(
         )
         contents = _convert_visible(visible[last_user:], agent_name, _track_hidden(events, set()))
         _, repeated = _track_answers(contents, set(), set())
-        return _latest_answers_only(
-            _answered_only(contents, _track_calls(contents, set())), repeated
+        return _within_budget(
+            _latest_answers_only(_answered_only(contents, _track_calls(contents, set())), repeated),
+            ctx,
         )
     session = ctx.session
     key = (session.app_name, session.user_id, session.id, agent_name, ctx.branch or "")
@@ -82,17 +99,26 @@ def build_contents(
         and 0 < memo.count <= len(events)
         and events[0] is memo.first
         and events[memo.count - 1] is memo.last
+        and not _compacts(events[memo.count :])
     ):
         hidden = _track_hidden(events[memo.count :], set(memo.hidden))
         new = _convert(events[memo.count :], agent_name, ctx.branch, hidden)
         contents = memo.contents + new
         open_calls = _track_calls(new, set(memo.open_calls))
         answered, repeated = _track_answers(new, set(memo.answered), set(memo.repeated))
+        summarized = memo.summarized
     else:
-        hidden = _track_hidden(events, set())
-        contents = _convert(events, agent_name, ctx.branch, hidden)
+        compaction = latest_compaction(events)
+        since = events
+        lead: list[types.Content] = []
+        if compaction is not None:
+            since = events[first_after(events, compaction.end_seq) :]
+            lead = [_summary_content(compaction.summary)]
+        hidden = _track_hidden(since, set())
+        contents = lead + _convert(since, agent_name, ctx.branch, hidden)
         open_calls = _track_calls(contents, set())
         answered, repeated = _track_answers(contents, set(), set())
+        summarized = compaction is not None
     if events:
         _memo[key] = _Memo(
             events[0],
@@ -103,17 +129,121 @@ def build_contents(
             frozenset(answered),
             frozenset(repeated),
             frozenset(hidden),
+            summarized,
         )
         _memo.move_to_end(key)
         while len(_memo) > MEMO_SIZE:
             _memo.popitem(last=False)
+    if summarized:
+        contents = _calls_summarized_as_context(contents)
     latest = _latest_answer_after_its_call(contents)
     if latest is not None:
         contents = latest
         open_calls = _track_calls(contents, set())
         _, repeated = _track_answers(contents, set(), set())
     # A copy: callbacks may edit the request's list, and the memo must not see that.
-    return _latest_answers_only(_answered_only(contents, open_calls), repeated)
+    return _within_budget(_latest_answers_only(_answered_only(contents, open_calls), repeated), ctx)
+
+
+#: How the latest compaction's summary is introduced to the model.
+SUMMARY_LEAD = "Summary of the conversation so far:"
+
+
+def _compacts(events: Sequence[Event]) -> bool:
+    return any(e.actions.compaction is not None for e in events)
+
+
+def _summary_content(summary: types.Content) -> types.Content:
+    """The summary as the first content: user-side (every provider accepts a user turn first;
+    ADK shows it as the agent's own turn), after a line saying what it is."""
+    return types.Content(role="user", parts=[types.Part(text=SUMMARY_LEAD), *(summary.parts or [])])
+
+
+def _calls_summarized_as_context(contents: list[types.Content]) -> list[types.Content]:
+    """`contents` with each function response whose call the summary replaced shown as text
+    (a long-running tool's result sent after its call was compacted): a response without its
+    call is refused by OpenAI and Anthropic."""
+    called: set[str] = set()
+    changed: list[types.Content] | None = None
+    for index, content in enumerate(contents):
+        parts = content.parts or []
+        for part in parts:
+            if part.function_call is not None and part.function_call.id:
+                called.add(part.function_call.id)
+        orphans = [
+            p
+            for p in parts
+            if p.function_response is not None and p.function_response.id not in called
+        ]
+        if not orphans:
+            continue
+        if changed is None:
+            changed = list(contents)
+        shown = [
+            types.Part(
+                text=f"`{p.function_response.name}` tool returned {p.function_response.response}"
+            )
+            if p in orphans and p.function_response is not None
+            else p
+            for p in parts
+        ]
+        changed[index] = content.model_copy(update={"parts": shown})
+    return contents if changed is None else changed
+
+
+def _within_budget(contents: list[types.Content], ctx: InvocationContext) -> list[types.Content]:
+    """`contents` without its oldest whole turns, as many as the run's token budget asks."""
+    budget = ctx.run_config.max_context_tokens
+    if budget is None or len(contents) < 2:
+        return contents
+    starts = _turn_starts(contents)
+    if len(starts) < 2:
+        return contents
+    estimate = _estimator(ctx)
+    kept_from = starts[-1]
+    total = estimate(contents[kept_from:])
+    for start, end in zip(reversed(starts[:-1]), reversed(starts[1:]), strict=True):
+        total += estimate(contents[start:end])
+        if total > budget:
+            break
+        kept_from = start
+    return contents[kept_from:]
+
+
+def _turn_starts(contents: Sequence[types.Content]) -> list[int]:
+    """Where turns start: 0, and each user message (not a tool result, not another agent's
+    turn shown as context) that no call before it waits on an answer after."""
+    starts = [0]
+    open_calls: set[str] = set()
+    for index, content in enumerate(contents):
+        parts = content.parts or []
+        if (
+            index > 0
+            and not open_calls
+            and content.role == "user"
+            and parts
+            and not any(p.function_response is not None for p in parts)
+            and parts[0].text != CONTEXT_LEAD
+        ):
+            starts.append(index)
+        for part in parts:
+            if part.function_call is not None and part.function_call.id:
+                open_calls.add(part.function_call.id)
+            elif part.function_response is not None and part.function_response.id:
+                open_calls.discard(part.function_response.id)
+    return starts
+
+
+def _estimator(ctx: InvocationContext) -> Callable[[Sequence[types.Content]], int]:
+    """The agent's model's token estimate (a local count, never a network call)."""
+    from app.agents.llm_agent import LlmAgent  # llm_agent builds its requests with this module
+
+    if isinstance(ctx.agent, LlmAgent):
+        try:
+            return ctx.agent.canonical_model.estimate_tokens
+        except ValueError:  # no model anywhere up the tree: the default estimate
+            pass
+    return estimate_tokens
 
 
 def _latest_answer_after_its_call(contents: list[types.Content]) -> list[types.Content] | None:
@@ -318,9 +448,14 @@ def _keeps_history(part: types.Part) -> bool:
     )
 
 
+#: The first part of another agent's turn shown as context (not a user message: never a turn's
+#: start for the token budget).
+CONTEXT_LEAD = "For context:"
+
+
 def _as_context(author: str, content: types.Content) -> types.Content:
     """Another agent's turn, presented to this agent's model as user-side context."""
-    parts = [types.Part(text="For context:")]
+    parts = [types.Part(text=CONTEXT_LEAD)]
     for part in content.parts or []:
         if part.text and not part.thought:
             parts.append(types.Part(text=f"[{author}] said: {part.text}"))

@@ -1,5 +1,5 @@
-"""ADK import path: `from app.apps.app import App, ResumabilityConfig`."""
+"""ADK import path: `from app.apps.app import App, EventsCompactionConfig, ResumabilityConfig`."""
 
-from app.invocations.app_config import App, ResumabilityConfig
+from app.invocations.app_config import App, EventsCompactionConfig, ResumabilityConfig
 
-__all__ = ["App", "ResumabilityConfig"]
+__all__ = ["App", "EventsCompactionConfig", "ResumabilityConfig"]

@@ -81,6 +81,10 @@ class RunConfig(BaseModel):
     streaming_mode: StreamingMode = StreamingMode.NONE
     max_llm_calls: int = Field(default=500, ge=0)
     custom_metadata: dict[str, Any] | None = None
+    #: The most tokens of contents a model request may carry (estimated with the model's
+    #: `estimate_tokens`): the oldest whole turns are dropped beyond it, the latest never
+    #: (`app.agents.contents`). None: no budget.
+    max_context_tokens: int | None = Field(default=None, ge=1)
 
 
 @dataclass

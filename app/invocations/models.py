@@ -84,6 +84,9 @@ class RunConfigRequest(WireModel):
 
     max_llm_calls: int | None = Field(default=None, ge=1)
     streaming_mode: Literal["none", "sse"] | None = None
+    #: A token budget for each model request's contents: the oldest whole turns are left out
+    #: beyond it (the latest user turn never is).
+    max_context_tokens: int | None = Field(default=None, ge=1)
 
 
 class RunOptions(WireModel):

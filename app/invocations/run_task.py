@@ -32,6 +32,7 @@ from app.errors import (
     SessionBusy,
 )
 from app.invocations.channel import RunChannel
+from app.invocations.compaction import compact_session
 from app.invocations.models import InvocationStatus, RequiredAction, SessionRef
 from app.invocations.outcomes import OutcomeRecorder
 from app.invocations.publishing import EventPublisher
@@ -55,6 +56,7 @@ from app.observability.metrics import (
     lease_released,
 )
 from app.sessions.client_calls import PendingCalls
+from app.sessions.models import Event
 from app.settings import Settings
 
 logger = logging.getLogger("agentd.invocations")
@@ -88,6 +90,8 @@ class RunTasks:
         #: A claimed run ended: the next of its session may be queued for any worker.
         self._on_claimed_run_end = on_claimed_run_end
         self._runs: dict[str, LocalRun] = {}
+        #: Compactions running in the background, one per session at most (by session key).
+        self._compactions: dict[tuple[str, str, str], asyncio.Task[Event | None]] = {}
 
     def get(self, invocation_id: str) -> LocalRun | None:
         """The invocation's run in this process, if one runs it."""
@@ -170,6 +174,14 @@ class RunTasks:
                 run.let_go = LetGo.HANDED_BACK
                 run.task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        # Compactions are best effort: what the grace left them, then they stop (a cancelled
+        # one stores nothing, or its event's commit finishes; the next invocation re-checks).
+        compactions = list(self._compactions.values())
+        if compactions and grace > 0:
+            await asyncio.wait(compactions, timeout=grace)
+        for task in compactions:
+            task.cancel()
+        await asyncio.gather(*compactions, return_exceptions=True)
 
     # -- one run ----------------------------------------------------------------------------
 
@@ -186,7 +198,8 @@ class RunTasks:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
-        await self._end(run, ref, request, end)
+        if await self._end(run, ref, request, end) is InvocationStatus.COMPLETED:
+            self._compact_later(ref, runner, run.invocation_id)
 
     async def _run(
         self, run: LocalRun, ref: SessionRef, runner: Runner, request: RunRequest
@@ -243,8 +256,11 @@ class RunTasks:
             logger.exception("invocation %s failed", run.invocation_id)
             return Ended(InvocationStatus.FAILED, InternalError().marshal())
 
-    async def _end(self, run: LocalRun, ref: SessionRef, request: RunRequest, end: RunEnd) -> None:
-        """Record an `Ended` run's outcome and close its channel with it; let a `LetGo` go."""
+    async def _end(
+        self, run: LocalRun, ref: SessionRef, request: RunRequest, end: RunEnd
+    ) -> InvocationStatus | None:
+        """Record an `Ended` run's outcome and close its channel with it; let a `LetGo` go.
+        The status recorded, if this process recorded one."""
         final = None
         if isinstance(end, Ended):
             final = await self._outcomes.record(
@@ -259,7 +275,7 @@ class RunTasks:
             )
         if final is None or not isinstance(end, Ended):  # fenced: another attempt holds it
             await self._let_go(run, ref, end if isinstance(end, LetGo) else LetGo.TAKEN_OVER)
-            return
+            return None
         # The session may be free now (or this was the queued run others lined up behind).
         self._waiters.wake(run.session_pk)
         if run.claimed:
@@ -271,6 +287,38 @@ class RunTasks:
             self._publisher.publish(run.invocation_id)
         await run.channel.close(final)
         self._forget(run)
+        return final.status
+
+    def _compact_later(self, ref: SessionRef, runner: Runner, invocation_id: str) -> None:
+        """Start the compaction the session may be due for, after the invocation's answer went
+        out. One per session at a time here: while one runs, a later invocation's end skips
+        (the one after it checks again). Across processes two may overlap; each stored
+        compaction covers everything before its end, so either is a correct one to build from
+        (`app.agents.compaction`)."""
+        app = runner.app
+        if app is None or app.events_compaction_config is None:
+            return
+        key = (ref.app_name, ref.user_id, ref.session_id)
+        running = self._compactions.get(key)
+        if running is not None and not running.done():
+            return
+        task = asyncio.create_task(
+            compact_session(
+                app,
+                runner.session_service,
+                app_name=ref.app_name,
+                user_id=ref.user_id,
+                session_id=ref.session_id,
+                after_invocation=invocation_id,
+            ),
+            name=f"compaction after {invocation_id}",
+        )
+        self._compactions[key] = task
+        task.add_done_callback(lambda done: self._compacted(key, done))
+
+    def _compacted(self, key: tuple[str, str, str], task: "asyncio.Task[Event | None]") -> None:
+        if self._compactions.get(key) is task:
+            del self._compactions[key]
 
     async def _let_go(self, run: LocalRun, ref: SessionRef, how: LetGo) -> None:
         """End a local run without an outcome: hand it back to the queue (shutdown), or leave
@@ -373,6 +421,9 @@ class RunTasks:
             max_llm_calls=min(asked or limit, limit),
             streaming_mode=StreamingMode.SSE if streaming == "sse" else StreamingMode.NONE,
             custom_metadata=request.custom_metadata,
+            max_context_tokens=(
+                request.run_config.max_context_tokens if request.run_config else None
+            ),
         )
 
 

@@ -29,6 +29,7 @@ from app.artifacts.in_memory import InMemoryArtifactService
 from app.contexts.invocation import InvocationContext, RunConfig
 from app.errors import AgentdError, InvocationFailed, LeaseLost, SessionNotFound
 from app.invocations.app_config import App, ResumabilityConfig
+from app.invocations.compaction import compact_session
 from app.memory.base import BaseMemoryService
 from app.memory.in_memory import InMemoryMemoryService
 from app.plugins.base_plugin import BasePlugin
@@ -64,6 +65,7 @@ class Runner:
             after whatever REST writes landed meanwhile (a PATCH of state), instead of failing
             with SessionConflict as two uncoordinated runners of one session must.
         """
+        self.app = app
         if app is not None:
             agent = app.root_agent
             app_name = app_name or app.name
@@ -94,8 +96,13 @@ class Runner:
 
         The user's message is stored as the invocation's first event but not yielded, as in
         ADK; `run_invocation` yields it too. Arguments as for `run_invocation`.
+
+        With the App's `events_compaction_config`, a compaction that is due runs once the last
+        event was handed over, before the generator ends (as ADK's does); it never fails the
+        run. (The server runs it in the background instead: `app.invocations.run_task`.)
         """
         first = new_message is not None
+        ran: str | None = None
         async for event in self.run_invocation(
             user_id=user_id,
             session_id=session_id,
@@ -104,10 +111,20 @@ class Runner:
             run_config=run_config,
             invocation_id=invocation_id,
         ):
+            ran = event.invocation_id
             if first:  # the stored user event
                 first = False
                 continue
             yield event
+        if ran is not None and self.app is not None and self.app.events_compaction_config:
+            await compact_session(
+                self.app,
+                self.session_service,
+                app_name=self.app_name,
+                user_id=user_id,
+                session_id=session_id,
+                after_invocation=ran,
+            )
 
     async def run_invocation(
         self,

@@ -5,7 +5,7 @@ Shapes follow ADK's `google.adk.models` so ADK-style callbacks (which read and e
 """
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from google.genai import types
@@ -17,8 +17,24 @@ from app.sessions.models import ModelOutput
 if TYPE_CHECKING:
     from app.tools.base_tool import BaseTool
 
+#: The rough estimate of text per token where a backend has no tokenizer at hand.
+CHARS_PER_TOKEN = 4
+
 # LLMRegistry is re-exported: it lived here before it had a module of its own.
-__all__ = ["BaseLlm", "LLMRegistry", "LlmCapabilities", "LlmRequest", "LlmResponse"]
+__all__ = [
+    "BaseLlm",
+    "LLMRegistry",
+    "LlmCapabilities",
+    "LlmRequest",
+    "LlmResponse",
+    "estimate_tokens",
+]
+
+
+def estimate_tokens(contents: Sequence[types.Content]) -> int:
+    """~4 characters of the contents' JSON a token: the estimate for a model without a
+    tokenizer at hand."""
+    return sum(len(c.model_dump_json(exclude_none=True)) for c in contents) // CHARS_PER_TOKEN
 
 
 class LlmRequest(BaseModel):
@@ -156,3 +172,12 @@ class BaseLlm(BaseModel, ABC):
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
         """Answer `llm_request`: one final response, or partial chunks then a final one."""
+
+    def estimate_tokens(self, contents: Sequence[types.Content]) -> int:
+        """About how many tokens `contents` costs this model, without a network call (a token
+        budget asks it every turn). ~4 characters of their JSON a token; a backend with a local
+        tokenizer overrides it."""
+        return (
+            sum(len(content.model_dump_json(exclude_none=True)) for content in contents)
+            // CHARS_PER_TOKEN
+        )

@@ -22,6 +22,18 @@ class NodeInfo(WireModel):
     path: str = ""
 
 
+class EventCompaction(WireModel):
+    """ADK's record of a compaction: the summary standing for the events it covers.
+
+    Exactly ADK's three fields, so ADK clients parse it; agentd keeps the covered seq range
+    beside it, in the compaction event's `customMetadata` (`app.agents.compaction`).
+    """
+
+    start_timestamp: float
+    end_timestamp: float
+    compacted_content: types.Content
+
+
 class EventActions(WireModel):
     """Side effects an event carries: state and artifact deltas, control flow requests."""
 
@@ -35,6 +47,7 @@ class EventActions(WireModel):
     end_of_agent: bool | None = None
     agent_state: dict[str, Any] | None = None
     rewind_before_invocation_id: str | None = None
+    compaction: EventCompaction | None = None
 
 
 def new_event_id() -> str:
