@@ -214,7 +214,7 @@ def test_max_context_tokens_is_applied_to_the_request(
     }
     created = http.post(f"{SESSIONS}/{sid}/invocations", json=body)
     assert created.status_code in (200, 201), created.text
-    assert created.json()["status"] == "completed"
+    assert created.json()["invocation"]["status"] == "completed", created.text
     assert _texts(deployment.requests(sid)[-1]) == [f"{sid}-b"]
     # Without a budget the same history is sent whole.
     _run(http, sid, f"{sid}-c")
