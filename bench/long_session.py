@@ -30,6 +30,7 @@ import json
 import re
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -66,9 +67,9 @@ def compaction_available() -> bool:
     """Whether agentd has ADK's compaction API (issue 30) yet."""
     try:
         summarizers = importlib.import_module("app.apps.base_events_summarizer")
+        apps = importlib.import_module("app.apps.app")
     except ImportError:
         return False
-    apps = importlib.import_module("app.apps.app")
     return hasattr(apps, "EventsCompactionConfig") and hasattr(summarizers, "BaseEventsSummarizer")
 
 
@@ -116,6 +117,7 @@ class Driver:
     def __init__(self, server: LiveServer) -> None:
         assert server.process is not None
         self.pid = server.process.pid
+        self.log = server.log
         self.http = httpx.Client(base_url=server.url, timeout=300)
         self.errors: list[str] = []
 
@@ -175,11 +177,14 @@ class Driver:
                     "request_chars": int(chars.group(1)) if chars else None,
                     "contents": int(contents.group(1)) if contents else None,
                 }
+                sys.stderr.write(f"{app} turn {turn}: {figures['checkpoints'][turn]}\n")
                 continue
             latencies.append(self.turn(app, user, sid, turn))
         figures["wall_s"] = round(time.perf_counter() - started, 1)
         figures["errors"] = len(self.errors)
         figures["first_errors"] = self.errors[:3]
+        if self.errors:
+            figures["server_errors"] = server_errors(self.log)
         figures["stored_events"] = self.event_count(app, user, sid)
         figures["flatness"] = flatness(figures["checkpoints"])
         return figures
@@ -232,6 +237,21 @@ class Driver:
         }
 
 
+def server_errors(log: Path, keep: int = 3) -> list[str]:
+    """The last line of the first few tracebacks the server logged (why turns failed)."""
+    found: list[str] = []
+    for line in log.read_text(errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and record.get("exc_info"):
+            found.append(str(record["exc_info"]).strip().splitlines()[-1])
+        if len(found) == keep:
+            break
+    return found
+
+
 def flatness(points: dict[int, dict[str, Any]]) -> dict[str, Any]:
     """Each figure at the last checkpoint over the same figure at the first (issue 30's target
     4 compares turn 10,000 with turn 100)."""
@@ -258,14 +278,36 @@ def on_fresh_server(db: str, work: Callable[[Driver], dict[str, Any]]) -> dict[s
 
 def server_measurements(db: str, turns: int, gets: int, get_turns: int) -> dict[str, Any]:
     """Both variants of the long session and the GET distribution."""
-    figures: dict[str, Any] = {"db": db}
-    figures["long_plain"] = on_fresh_server(db, lambda d: d.long_session(PLAIN, turns))
-    figures["long_compacting"] = (
+    figures: dict[str, Any] = {"db": db, "code": code_version()}
+    figures["long_plain"] = progress(
+        "long_plain", on_fresh_server(db, lambda d: d.long_session(PLAIN, turns))
+    )
+    figures["long_compacting"] = progress(
+        "long_compacting",
         on_fresh_server(db, lambda d: d.long_session(COMPACTING, turns))
         if compaction_available()
-        else "compaction: not available yet"
+        else "compaction: not available yet",
     )
-    figures["get_250"] = on_fresh_server(db, lambda d: d.get_distribution(get_turns, gets))
+    figures["get_250"] = progress(
+        "get_250", on_fresh_server(db, lambda d: d.get_distribution(get_turns, gets))
+    )
+    return figures
+
+
+def code_version() -> str:
+    """The commit measured, marked `+local changes` when app/ differs from it."""
+
+    def git(*args: str) -> str:
+        found = subprocess.run(["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True)
+        return found.stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return f"{commit}+local changes" if git("status", "--porcelain", "app") else commit
+
+
+def progress(name: str, figures: Any) -> Any:
+    """`figures`, also written to stderr at once (a long run that fails later keeps them)."""
+    sys.stderr.write(f"{name}: {json.dumps(figures)}\n")
     return figures
 
 
@@ -417,7 +459,9 @@ def run(
 ) -> dict[str, Any]:
     """Every measurement; the figures."""
     figures = server_measurements(db, turns, gets, get_turns)
-    figures["cached_event_memory"] = cached_event_memory(memory_events)
+    figures["cached_event_memory"] = progress(
+        "cached_event_memory", cached_event_memory(memory_events)
+    )
     return figures
 
 

@@ -11,8 +11,7 @@ from google.genai import types
 
 from app.apps import base_events_summarizer
 from app.apps.app import App, EventsCompactionConfig
-from app.events.event_actions import EventActions, EventCompaction
-from app.sessions.models import Event, new_invocation_id
+from app.sessions.models import Event, EventActions, EventCompaction, new_invocation_id
 
 # The agent and model are long_plain's (one definition for both variants).
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
