@@ -48,6 +48,7 @@ async def running(settings: Settings, registry: AppRegistry) -> AsyncIterator[Se
         db_engine,
         max_session_events=settings.max_session_events,
         history_cache_events=settings.history_cache_events,
+        history_hot_sessions=settings.history_hot_sessions,
         limits=StorageLimits(
             max_event_bytes=settings.max_event_bytes, max_state_bytes=settings.max_state_bytes
         ),

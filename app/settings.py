@@ -242,7 +242,14 @@ class Settings(BaseSettings):
     history_cache_events: int = Field(
         default=20_000,
         ge=0,
-        description="Parsed events kept in memory across turns (LRU by session); 0 disables.",
+        description="Events kept in memory across turns as their stored JSON (LRU by "
+        "session, ~0.5 KB each); 0 disables the cache.",
+    )
+    history_hot_sessions: int = Field(
+        default=32,
+        ge=1,
+        description="Most recently used sessions whose cached events are also kept parsed "
+        "(~5 KB an event), so their next turn parses only new events.",
     )
 
     allow_local_code_execution: bool = Field(

@@ -43,13 +43,13 @@ from app.sessions.base import (
     apply_event_to_session,
 )
 from app.sessions.fence import Fence, lease_lost
-from app.sessions.history_cache import HistoryCache
+from app.sessions.history_cache import HOT_SESSIONS, HistoryCache
 from app.sessions.models import Event, Session
 from app.sessions.state import ScopedDelta, merge_state, split_delta
 from app.sessions.storage import (
     StorageLimits,
+    encode_event,
     event_row,
-    prepare_event,
     prepare_import_sliced,
     session_id_or_new,
 )
@@ -77,13 +77,14 @@ class DatabaseSessionService(BaseSessionService):
         max_session_events: int = 10_000,
         limits: StorageLimits | None = None,
         history_cache_events: int = 20_000,
+        history_hot_sessions: int = HOT_SESSIONS,
     ) -> None:
         #: The engine sessions live on (FileArtifactService keeps its version rows there too).
         self.db_engine = db_engine
         self._uow = UnitOfWork(db_engine)
         self._max_session_events = max_session_events
         self._limits = limits or StorageLimits()
-        self._history = HistoryCache(history_cache_events)
+        self._history = HistoryCache(history_cache_events, hot_sessions=history_hot_sessions)
 
     async def ping(self) -> None:
         """Raise if the database cannot be reached (readiness)."""
@@ -277,13 +278,20 @@ class DatabaseSessionService(BaseSessionService):
             cached = self._history.get((row.pk, row.create_time), row.last_seq)
             return (cached[-1].seq or 0) if cached else 0
 
-        loaded = await self._load(app_name, user_id, session_id, None, after_seq_of=after_cached)
+        loaded = await self._load(
+            app_name, user_id, session_id, None, after_seq_of=after_cached, as_text=True
+        )
         if loaded is None:
             return None
         row, rows, app_state, user_state = loaded
-        new = [Event.from_stored(seq, data) for seq, data in rows]
-        events = [*(cached or []), *new][-self._max_session_events :]
-        self._history.put((row.pk, row.create_time), events)
+        stored = [text.encode() for _, text in rows]
+        new = [
+            Event.from_stored(seq, orjson.loads(data))
+            for (seq, _), data in zip(rows, stored, strict=True)
+        ]
+        events = self._history.grow(
+            (row.pk, row.create_time), new, stored, keep=self._max_session_events
+        )
         return _to_session(row, app_state, user_state, list(events))
 
     async def get_session_json(
@@ -442,7 +450,7 @@ class DatabaseSessionService(BaseSessionService):
         """Persist `event` with its deltas and artifact rows in one transaction."""
         if event.partial:
             return event
-        wire, temp = prepare_event(event, self._limits)
+        wire, temp, encoded = encode_event(event, self._limits)
         scoped = split_delta(wire["actions"].get("stateDelta", {}))
         expected = session.last_seq
         now = time.time()
@@ -476,7 +484,7 @@ class DatabaseSessionService(BaseSessionService):
                 raise lease_lost(fenced_by[0], fenced_by[2])
             sessions = SessionRepository(db)
             session_pk, stored_state, create_time, seq = claim(db, sessions)
-            sessions.insert_event(event_row(session_pk, seq, event, wire))
+            sessions.insert_event(event_row(session_pk, seq, event, encoded))
             if scoped.session:
                 new_state = {**stored_state, **scoped.session}
                 self._limits.check_state(new_state)
@@ -512,7 +520,7 @@ class DatabaseSessionService(BaseSessionService):
             fenced_write("event")
             raise
         event.seq = seq
-        self._history.extend((session_pk, create_time), event)
+        self._history.extend((session_pk, create_time), event, encoded)
         apply_event_to_session(session, event, temp)
         return event
 

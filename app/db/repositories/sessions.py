@@ -333,8 +333,8 @@ class SessionRepository:
     # -- events ---------------------------------------------------------------------------
 
     def insert_event(self, row: dict[str, Any]) -> None:
-        """Insert one event row."""
-        self._db.execute(_INSERT_EVENT, [row])
+        """Insert one event row (its `event` may be encoded already: `insert_events`)."""
+        self.insert_events([row])
 
     def insert_events(self, rows: Sequence[dict[str, Any]]) -> None:
         """Insert event rows (one executemany).
