@@ -21,7 +21,9 @@ from app.contexts.callback import CallbackContext
 from app.contexts.invocation import InvocationContext, RunConfig
 from app.contexts.readonly import ReadonlyContext
 from app.contexts.tool import ToolContext
+from app.invocations.app_config import EventsCompactionConfig
 from app.invocations.runner import App, InMemoryRunner, ResumabilityConfig, Runner
+from app.invocations.summarizer import BaseEventsSummarizer, LlmEventSummarizer
 from app.memory.base import BaseMemoryService, SearchMemoryResponse
 from app.memory.in_memory import InMemoryMemoryService
 from app.models.gemini import Gemini
@@ -30,7 +32,7 @@ from app.models.registry import LLMRegistry
 from app.sessions.base import BaseSessionService, GetSessionConfig
 from app.sessions.database import DatabaseSessionService
 from app.sessions.in_memory import InMemorySessionService
-from app.sessions.models import Event, EventActions, Session
+from app.sessions.models import Event, EventActions, EventCompaction, Session
 from app.sessions.state import State
 from app.tools.base_toolset import BaseToolset, ToolPredicate
 from app.tools.mcp_tool.mcp_session_manager import (
@@ -72,12 +74,17 @@ ADK_PATHS: list[tuple[str, str, object]] = [
     ("app.agents.run_config", "RunConfig", RunConfig),
     ("app.apps", "App", App),
     ("app.apps", "ResumabilityConfig", ResumabilityConfig),
+    ("app.apps", "EventsCompactionConfig", EventsCompactionConfig),
+    ("app.apps.base_events_summarizer", "BaseEventsSummarizer", BaseEventsSummarizer),
+    ("app.apps.llm_event_summarizer", "LlmEventSummarizer", LlmEventSummarizer),
     ("app.events", "Event", Event),
     ("app.events", "EventActions", EventActions),
     ("app.events.event", "Event", Event),
     ("app.events.event_actions", "EventActions", EventActions),
+    ("app.events.event_actions", "EventCompaction", EventCompaction),
     ("app.apps.app", "App", App),
     ("app.apps.app", "ResumabilityConfig", ResumabilityConfig),
+    ("app.apps.app", "EventsCompactionConfig", EventsCompactionConfig),
     ("app.runners", "Runner", Runner),
     ("app.runners", "InMemoryRunner", InMemoryRunner),
     ("app.models", "BaseLlm", BaseLlm),

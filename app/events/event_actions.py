@@ -1,5 +1,5 @@
-"""ADK import path: `from app.events.event_actions import EventActions`."""
+"""ADK import path: `from app.events.event_actions import EventActions, EventCompaction`."""
 
-from app.sessions.models import EventActions
+from app.sessions.models import EventActions, EventCompaction
 
-__all__ = ["EventActions"]
+__all__ = ["EventActions", "EventCompaction"]
