@@ -28,7 +28,7 @@ ADK_ACTIONS = {
         "startTimestamp": 1767225600.5,
         "endTimestamp": 1767225611.25,
         "compactedContent": {"parts": [{"text": "The user asked for X."}], "role": "model"},
-    }
+    },
 }
 
 
