@@ -63,5 +63,7 @@ def test_long_session_benchmark_measures_requests_gets_and_cached_events() -> No
     assert figures["get_250"]["errors"] == 0
     assert figures["get_250"]["events"] == 3 * 4
     assert figures["cached_event_memory"]["events"] == 40
-    assert figures["cached_event_memory"]["stored_json_bytes_per_event"] > 0
+    memory = figures["cached_event_memory"]
+    assert memory["cache_bytes_per_event_hot"] > memory["stored_json_bytes_per_event"] > 0
+    assert memory["cache_bytes_per_event_cold"] > 0
     assert "| long_plain @ turn 25 | request_chars |" in long_session.table(figures)
