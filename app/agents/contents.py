@@ -75,10 +75,20 @@ class _Memo:
 _memo: OrderedDict[tuple[str, ...], _Memo] = OrderedDict()
 
 
+#: Tokens a request's contents would take, as the agent's model counts them locally.
+TokenEstimate = Callable[[Sequence[types.Content]], int]
+
+
 def build_contents(
-    ctx: InvocationContext, agent_name: str, include_contents: str
+    ctx: InvocationContext,
+    agent_name: str,
+    include_contents: str,
+    *,
+    estimate: TokenEstimate = estimate_tokens,
 ) -> list[types.Content]:
-    """The contents the model sees: this branch's events, other agents' turns as context."""
+    """The contents the model sees: this branch's events, other agents' turns as context;
+    within the run's token budget as `estimate` counts (the agent's model's, never a network
+    call)."""
     events = ctx.session.events
     if include_contents == "none":
         visible = _visible(events, ctx.branch)
@@ -90,6 +100,7 @@ def build_contents(
         return _within_budget(
             _latest_answers_only(_answered_only(contents, _track_calls(contents, set())), repeated),
             ctx,
+            estimate,
         )
     session = ctx.session
     key = (session.app_name, session.user_id, session.id, agent_name, ctx.branch or "")
@@ -142,7 +153,9 @@ def build_contents(
         open_calls = _track_calls(contents, set())
         _, repeated = _track_answers(contents, set(), set())
     # A copy: callbacks may edit the request's list, and the memo must not see that.
-    return _within_budget(_latest_answers_only(_answered_only(contents, open_calls), repeated), ctx)
+    return _within_budget(
+        _latest_answers_only(_answered_only(contents, open_calls), repeated), ctx, estimate
+    )
 
 
 #: How the latest compaction's summary is introduced to the model.
@@ -191,7 +204,9 @@ def _calls_summarized_as_context(contents: list[types.Content]) -> list[types.Co
     return contents if changed is None else changed
 
 
-def _within_budget(contents: list[types.Content], ctx: InvocationContext) -> list[types.Content]:
+def _within_budget(
+    contents: list[types.Content], ctx: InvocationContext, estimate: TokenEstimate
+) -> list[types.Content]:
     """`contents` without its oldest whole turns, as many as the run's token budget asks."""
     budget = ctx.run_config.max_context_tokens
     if budget is None or len(contents) < 2:
@@ -199,7 +214,6 @@ def _within_budget(contents: list[types.Content], ctx: InvocationContext) -> lis
     starts = _turn_starts(contents)
     if len(starts) < 2:
         return contents
-    estimate = _estimator(ctx)
     kept_from = starts[-1]
     total = estimate(contents[kept_from:])
     for start, end in zip(reversed(starts[:-1]), reversed(starts[1:]), strict=True):
@@ -232,18 +246,6 @@ def _turn_starts(contents: Sequence[types.Content]) -> list[int]:
             elif part.function_response is not None and part.function_response.id:
                 open_calls.discard(part.function_response.id)
     return starts
-
-
-def _estimator(ctx: InvocationContext) -> Callable[[Sequence[types.Content]], int]:
-    """The agent's model's token estimate (a local count, never a network call)."""
-    from app.agents.llm_agent import LlmAgent  # llm_agent builds its requests with this module
-
-    if isinstance(ctx.agent, LlmAgent):
-        try:
-            return ctx.agent.canonical_model.estimate_tokens
-        except ValueError:  # no model anywhere up the tree: the default estimate
-            pass
-    return estimate_tokens
 
 
 def _latest_answer_after_its_call(contents: list[types.Content]) -> list[types.Content] | None:

@@ -318,7 +318,9 @@ class LlmAgent(BaseAgent):
                 llm_request.append_instructions([text])
             else:
                 dynamic = types.Content(role="user", parts=[types.Part(text=text)])
-        contents = build_contents(ctx, self.name, self.include_contents)
+        contents = build_contents(
+            ctx, self.name, self.include_contents, estimate=self.canonical_model.estimate_tokens
+        )
         llm_request.contents = [*contents, dynamic] if dynamic is not None else contents
         if self.planner is not None:
             apply_planner(self.planner, readonly, llm_request)
