@@ -208,7 +208,7 @@ class Driver:
         if self.errors:
             figures["server_errors"] = server_errors(self.log)
         figures["stored_events"] = self.event_count(app, user, sid)
-        figures["flatness"] = flatness(figures["checkpoints"])
+        figures["flatness"] = flatness(app, figures["checkpoints"])
         return figures
 
     def event_count(self, app: str, user: str, sid: str) -> int | None:
@@ -274,9 +274,10 @@ def server_errors(log: Path, keep: int = 3) -> list[str]:
     return found
 
 
-def flatness(points: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    """Each figure at the last checkpoint over the same figure at the first (issue 30's target
-    4 compares turn 10,000 with turn 100)."""
+def flatness(app: str, points: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Each figure at the last checkpoint over the same figure at the first, and issue 30's
+    target 4 on them: with compaction, server CPU per turn and request size within 20 % from
+    turn 100 to turn 10,000; without, `/run` within 1.3x."""
     if len(points) < 2:
         return {}
     first, last = min(points), max(points)
@@ -284,6 +285,23 @@ def flatness(points: dict[int, dict[str, Any]]) -> dict[str, Any]:
     for figure in ("server_cpu_ms_per_turn", "request_chars", "run_p50_ms", "run_mean_ms"):
         a, b = points[first].get(figure), points[last].get(figure)
         ratios[figure] = round(b / a, 2) if a and b is not None else None
+    cpu, chars, run = (
+        ratios["server_cpu_ms_per_turn"],
+        ratios["request_chars"],
+        ratios["run_p50_ms"],
+    )
+    if app == COMPACTING:
+        flat = cpu is not None and chars is not None and max(cpu, chars) <= 1.2
+        ratios["verdict"] = (
+            f"{'flat' if flat else 'not flat'} (target: CPU and request within 20 %): "
+            f"CPU {cpu}x, request {chars}x"
+        )
+    else:
+        within = run is not None and run <= 1.3
+        ratios["verdict"] = (
+            f"/run {'within' if within else 'beyond'} 1.3x (target): {run}x (p50); "
+            f"CPU {cpu}x, request {chars}x"
+        )
     return ratios
 
 
@@ -454,28 +472,62 @@ def cached_event_memory(events: int = 10_000) -> dict[str, Any]:
 # -- output -------------------------------------------------------------------------------
 
 
+COLUMNS = (
+    "run_p50_ms",
+    "run_mean_ms",
+    "server_cpu_ms_per_turn",
+    "request_chars",
+    "contents",
+)
+
+
 def table(figures: dict[str, Any]) -> str:
-    """One Markdown table of every figure."""
-    lines = ["| measurement | figure | value |", "|---|---|---|"]
-    for variant in ("long_plain", "long_compacting"):
+    """The figures as Markdown: the long sessions by checkpoint, then GET and memory."""
+    lines = [
+        "| variant | turn | " + " | ".join(COLUMNS) + " |",
+        "|---|---|" + "---|" * len(COLUMNS),
+    ]
+    verdicts = []
+    for variant in (PLAIN, COMPACTING):
         long = figures[variant]
         if isinstance(long, str):
-            lines.append(f"| {variant} | - | {long} |")
+            lines.append(f"| {variant} | {long} |" + " |" * len(COLUMNS))
             continue
         for turn, point in long["checkpoints"].items():
-            for name, value in point.items():
-                lines.append(f"| {variant} @ turn {turn} | {name} | {value} |")
-        for name, value in long["flatness"].items():
-            if name not in ("from_turn", "to_turn"):
-                at = f"{long['flatness']['to_turn']} / {long['flatness']['from_turn']}"
-                lines.append(f"| {variant} | {name} ratio turn {at} | {value} |")
-        for name in ("errors", "stored_events", "wall_s"):
-            lines.append(f"| {variant} | {name} | {long[name]} |")
-    for name, value in figures["get_250"].items():
-        lines.append(f"| GET session ({figures['get_250']['turns']} turns) | {name} | {value} |")
-    for name, value in figures["cached_event_memory"].items():
-        if name != "measured":
-            lines.append(f"| history cache (in process) | {name} | {value} |")
+            lines.append(
+                f"| {variant} | {turn} | " + " | ".join(str(point[c]) for c in COLUMNS) + " |"
+            )
+        ratios = long["flatness"]
+        if ratios:
+            lines.append(
+                f"| {variant} | {ratios['to_turn']} / {ratios['from_turn']} | "
+                + " | ".join(str(ratios.get(c, "")) for c in COLUMNS)
+                + " |"
+            )
+            verdicts.append(f"{variant}: {ratios['verdict']}")
+        verdicts.append(
+            f"{variant}: {long['errors']} errors, {long['stored_events']} events stored, "
+            f"{long['wall_s']} s"
+        )
+    get = figures["get_250"]
+    memory = figures["cached_event_memory"]
+    lines += [
+        "",
+        *verdicts,
+        "",
+        "| measurement | figure | value |",
+        "|---|---|---|",
+        *(
+            f"| GET session, {get['turns']} turns | {name} | {value} |"
+            for name, value in get.items()
+            if name != "turns"
+        ),
+        *(
+            f"| history cache, in process | {name} | {value} |"
+            for name, value in memory.items()
+            if name != "measured"
+        ),
+    ]
     return "\n".join(lines)
 
 

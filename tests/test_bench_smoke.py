@@ -66,4 +66,4 @@ def test_long_session_benchmark_measures_requests_gets_and_cached_events() -> No
     memory = figures["cached_event_memory"]
     assert memory["cache_bytes_per_event_hot"] > memory["stored_json_bytes_per_event"] > 0
     assert memory["cache_bytes_per_event_cold"] > 0
-    assert "| long_plain @ turn 25 | request_chars |" in long_session.table(figures)
+    assert "| long_plain | 25 |" in long_session.table(figures)
