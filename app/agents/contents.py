@@ -2,9 +2,12 @@
 
 Every model call needs the whole history, so building it must not cost O(history) per call: the
 last result per (session, agent, branch) is kept and only events appended since are converted.
-The memo is trusted only while the session's first and last-seen events are the very same objects
-(sessions share Event objects through the history cache), so a re-created, trimmed or otherwise
-different history is rebuilt from scratch.
+The memo is trusted only while the last event it saw is the very same object at the place its
+seq gives (sessions share Event objects through the history cache), so a re-created or otherwise
+different history is rebuilt from scratch. A history whose oldest events were let go (a session
+past `AGENTD_MAX_SESSION_EVENTS` slides by one turn a turn) keeps its memo: the contents of the
+events it no longer holds are dropped, up to the next turn's start, so a turn stays O(new events)
+and the model never gets a response whose call went.
 
 `adk_request_credential` and `adk_request_confirmation` calls and their answers are never shown
 to the model (as in ADK), and a call answered more than once (a tool that asked for a credential
@@ -27,6 +30,7 @@ message to the next) are left out of the request until the rest fits, counted wi
 the latest turn is kept even when it alone exceeds the budget.
 """
 
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -61,11 +65,14 @@ class _Memo:
     last: Event
     count: int
     contents: list[types.Content]
+    #: The seq of the event each content came from (-1: a summary, kept while its memo lives).
+    seqs: list[int]
     #: Ids of function calls in `contents` that no later content answers.
     open_calls: frozenset[str]
-    #: Ids of the function responses in `contents`, and of those answered more than once.
-    answered: frozenset[str]
-    repeated: frozenset[str]
+    #: Ids of the function responses in `contents`, and of those answered more than once
+    #: (grown in place: the memo that held them is replaced by the one that gets them).
+    answered: set[str]
+    repeated: set[str]
     #: Ids of the inner calls AgentTools passed up to the client (their answers are hidden).
     hidden: frozenset[str]
     #: `contents` starts with a compaction's summary.
@@ -105,18 +112,15 @@ def build_contents(
     session = ctx.session
     key = (session.app_name, session.user_id, session.id, agent_name, ctx.branch or "")
     memo = _memo.get(key)
-    if (
-        memo is not None
-        and 0 < memo.count <= len(events)
-        and events[0] is memo.first
-        and events[memo.count - 1] is memo.last
-        and not _compacts(events[memo.count :])
-    ):
-        hidden = _track_hidden(events[memo.count :], set(memo.hidden))
-        new = _convert(events[memo.count :], agent_name, ctx.branch, hidden)
-        contents = memo.contents + new
+    seen = _memo_fits(memo, events)
+    if memo is not None and seen is not None and not _compacts(events[seen:]):
+        hidden = _track_hidden(events[seen:], set(memo.hidden))
+        new, new_seqs = _convert(events[seen:], agent_name, ctx.branch, hidden)
+        contents, seqs = _after_window_start(memo, events[0].seq)
+        contents = contents + new
+        seqs = seqs + new_seqs
         open_calls = _track_calls(new, set(memo.open_calls))
-        answered, repeated = _track_answers(new, set(memo.answered), set(memo.repeated))
+        answered, repeated = _track_answers(new, memo.answered, memo.repeated)
         summarized = memo.summarized
     else:
         compaction = latest_compaction(events)
@@ -126,7 +130,13 @@ def build_contents(
             since = events[first_after(events, compaction.end_seq) :]
             lead = [_summary_content(compaction.summary)]
         hidden = _track_hidden(since, set())
-        contents = lead + _convert(since, agent_name, ctx.branch, hidden)
+        converted, seqs = _convert(since, agent_name, ctx.branch, hidden)
+        if compaction is None and events and (events[0].seq or 1) > 1:
+            # The history's start was let go: begin at a turn, never on an orphan response.
+            skip = _first_turn_start(converted, 0)
+            converted, seqs = converted[skip:], seqs[skip:]
+        contents = lead + converted
+        seqs = [-1] * len(lead) + seqs
         open_calls = _track_calls(contents, set())
         answered, repeated = _track_answers(contents, set(), set())
         summarized = compaction is not None
@@ -136,9 +146,10 @@ def build_contents(
             events[-1],
             len(events),
             contents,
+            seqs,
             frozenset(open_calls),
-            frozenset(answered),
-            frozenset(repeated),
+            answered,
+            repeated,
             frozenset(hidden),
             summarized,
         )
@@ -246,6 +257,58 @@ def _turn_starts(contents: Sequence[types.Content]) -> list[int]:
             elif part.function_response is not None and part.function_response.id:
                 open_calls.discard(part.function_response.id)
     return starts
+
+
+def _memo_fits(memo: _Memo | None, events: Sequence[Event]) -> int | None:
+    """How many of `events` the memo already converted (None: it does not fit this history).
+
+    By seq where events have one: the memo's last event must be the very object at the place
+    its seq gives, and the history may have let go of its oldest events since. Without seqs
+    (a history built by hand), the first and last events must be the memo's, in place.
+    """
+    if memo is None or not events:
+        return None
+    first_seq, last_seq = events[0].seq, memo.last.seq
+    if first_seq is None or last_seq is None or memo.first.seq is None:
+        fits = (
+            0 < memo.count <= len(events)
+            and events[0] is memo.first
+            and events[memo.count - 1] is memo.last
+        )
+        return memo.count if fits else None
+    at = last_seq - first_seq
+    if first_seq < memo.first.seq or not 0 <= at < len(events) or events[at] is not memo.last:
+        return None
+    return at + 1
+
+
+def _after_window_start(
+    memo: _Memo, first_seq: int | None
+) -> tuple[list[types.Content], list[int]]:
+    """The memo's contents (and their seqs) without those of events older than `first_seq`,
+    up to the next turn's start; a summary stays."""
+    old_first = memo.first.seq
+    if first_seq is None or old_first is None or first_seq <= old_first:
+        return memo.contents, memo.seqs
+    keep = 1 if memo.summarized else 0
+    cut = _first_turn_start(memo.contents, bisect_left(memo.seqs, first_seq, lo=keep))
+    return memo.contents[:keep] + memo.contents[cut:], memo.seqs[:keep] + memo.seqs[cut:]
+
+
+def _first_turn_start(contents: Sequence[types.Content], at: int) -> int:
+    """The index of the first content from `at` on that starts a turn: a user message that is
+    not a tool result nor another agent's turn shown as context (len: none)."""
+    for index in range(at, len(contents)):
+        content = contents[index]
+        parts = content.parts or []
+        if (
+            content.role == "user"
+            and parts
+            and not any(p.function_response is not None for p in parts)
+            and parts[0].text != CONTEXT_LEAD
+        ):
+            return index
+    return len(contents)
 
 
 def _latest_answer_after_its_call(contents: list[types.Content]) -> list[types.Content] | None:
@@ -387,8 +450,16 @@ def _track_hidden(events: Sequence[Event], hidden: set[str]) -> set[str]:
 
 def _convert(
     events: Sequence[Event], agent_name: str, branch: str | None, hidden: set[str]
-) -> list[types.Content]:
-    return _convert_visible(_visible(events, branch), agent_name, hidden)
+) -> tuple[list[types.Content], list[int]]:
+    """The contents of `events` this agent sees, and the seq of the event each came from."""
+    contents: list[types.Content] = []
+    seqs: list[int] = []
+    for event in _visible(events, branch):
+        content = _content_for(event, agent_name, hidden)
+        if content is not None:
+            contents.append(content)
+            seqs.append(event.seq or 0)
+    return contents, seqs
 
 
 def _convert_visible(

@@ -89,3 +89,67 @@ def test_agents_and_branches_have_their_own_contents() -> None:
     right = build_contents(_ctx(session, LlmAgent(name="right"), "root.right"), "right", "default")
     assert _texts(left) == ["q", "l"]
     assert _texts(right) == ["q"]
+
+
+def _tool_turn(turn: int) -> list[Event]:
+    """A question, the model's call, the tool's response and the answer, with seqs."""
+    call = types.FunctionCall(id=f"c{turn}", name="lookup", args={"n": turn})
+    response = types.FunctionResponse(id=f"c{turn}", name="lookup", response={"n": turn})
+    return [
+        _event("user", f"q{turn}"),
+        Event(
+            author="helper",
+            content=types.Content(role="model", parts=[types.Part(function_call=call)]),
+        ),
+        Event(
+            author="helper",
+            content=types.Content(role="user", parts=[types.Part(function_response=response)]),
+        ),
+        _event("helper", f"a{turn}"),
+    ]
+
+
+def test_a_history_that_lets_go_of_its_oldest_events_keeps_its_memo_and_starts_at_a_turn() -> None:
+    # A session past AGENTD_MAX_SESSION_EVENTS is read as its latest events: the window slides
+    # by a turn a turn, and once cut mid-turn. The memo must follow it (not rebuild every turn)
+    # and never hand the model a response whose call was let go.
+    agent = LlmAgent(name="helper")
+    everything: list[Event] = []
+    window = 10
+    session = Session(id="s", app_name="a", user_id="u")
+    ctx = _ctx(session, agent)
+    conversions = 0
+    counting = True
+    real_convert = contents_module._convert
+
+    def counting_convert(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal conversions
+        result = real_convert(*args, **kwargs)
+        if counting:
+            conversions += len(result[0])
+        return result
+
+    contents_module._memo.clear()
+    contents_module._convert = counting_convert
+    try:
+        for turn in range(12):
+            for event in _tool_turn(turn):
+                event.seq = len(everything) + 1
+                everything.append(event)
+            session.events = everything[-window:]  # cut mid-turn on purpose (10 = 2.5 turns)
+            incremental = build_contents(ctx, "helper", "default")
+            kept = dict(contents_module._memo)
+            counting = False
+            assert _texts(incremental) == _texts(_from_scratch(ctx, "helper"))
+            counting = True
+            contents_module._memo.update(kept)
+            first = incremental[0]
+            assert first.role == "user"
+            assert first.parts is not None
+            assert first.parts[0].text is not None
+            assert first.parts[0].text.startswith("q")
+    finally:
+        contents_module._convert = real_convert
+    # Each turn's 4 contents converted once: the memo followed the window (a rebuild per turn
+    # would convert the whole window, 10 a turn).
+    assert conversions == 4 * 12
