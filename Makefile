@@ -11,7 +11,7 @@ PORT ?= 8000
 SERVE_STAMP := $(VENV)/.installed-serve
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run run-pg test fuzz venv dev-venv migrate gc bench bench-artifacts bench-load bench-queue screenshots openapi sdk lint typecheck fmt clean spikes
+.PHONY: run run-pg test fuzz venv dev-venv migrate gc bench bench-artifacts bench-load bench-queue bench-long screenshots openapi sdk lint typecheck fmt clean spikes
 
 $(SERVE_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,11 @@ bench: $(DEV_STAMP)
 # The invocation queue on PostgreSQL: claim latency and throughput with 1 and 2 workers.
 bench-queue: $(DEV_STAMP)
 	$(BIN)/python -m bench.queue
+
+# Long sessions (issue 30): a 10,000-turn session with and without compaction, GETs of a 250-turn
+# session, memory per cached event.
+bench-long: $(DEV_STAMP)
+	$(BIN)/python -m bench.long_session --turns 10000
 
 bench-load: $(DEV_STAMP)
 	$(BIN)/python -m bench.load --db both

@@ -119,9 +119,12 @@ class SpanStore:
         max_detailed: int = MAX_DETAILED,
     ) -> None:
         self._spans: deque[Span] = deque(maxlen=max_spans)
+        self._max_spans = max_spans
         self._detailed: deque[Span] = deque()
         self._max_detailed = max_detailed
-        self._traces: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
+        #: Each session's trace ids, oldest first (a dict as an ordered set: a long session's
+        #: 10,000th trace must not cost a scan of the 9,999 before it).
+        self._traces: OrderedDict[tuple[str, str], dict[int, None]] = OrderedDict()
         self._events: OrderedDict[str, Span] = OrderedDict()
         self._max_indexed = max_indexed
         self._lock = threading.Lock()
@@ -138,11 +141,13 @@ class SpanStore:
             key = (span.app_name, span.session_id)
             traces = self._traces.get(key)
             if traces is None:
-                traces = self._traces[key] = []
+                traces = self._traces[key] = {}
                 if len(self._traces) > self._max_indexed:
                     self._traces.popitem(last=False)
             if span.trace_id not in traces:
-                traces.append(span.trace_id)
+                traces[span.trace_id] = None
+                if len(traces) > self._max_spans:  # older ones hold no kept span
+                    del traces[next(iter(traces))]
 
     def link_event(self, event_id: str, span: Span) -> None:
         """`span` produced event `event_id` (ADK's `gcp.vertex.agent.event_id`)."""

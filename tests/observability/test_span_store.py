@@ -148,3 +148,13 @@ async def test_a_long_session_does_not_keep_its_requests_once_per_span() -> None
     assert len(requests) == 60
     assert [ref for ref in requests if ref() is not None] == []
     assert len(store.session_spans("capitals", session.id)) == 30 * 5
+
+
+def test_a_sessions_trace_index_stays_within_the_spans_kept() -> None:
+    store = SpanStore(max_spans=3)
+    for trace_id in range(5):
+        span = _span(f"invocation {trace_id}")
+        span.trace_id = trace_id
+        store.add(span)
+    assert [span.trace_id for span in store.session_spans("a", "s")] == [2, 3, 4]
+    assert list(store._traces[("a", "s")]) == [2, 3, 4]

@@ -67,6 +67,10 @@ _TURN = register(
     select(_invocations.c.id)
     .where(
         _invocations.c.session_pk == bindparam("k_pk"),
+        # Implied by the next term, but only this form lets SQLite search the (session_pk,
+        # status) index instead of reading every invocation the session ever had (0.6 ms at
+        # 8,000 invocations, on every turn; 8 us with it).
+        _IS_LIVE,
         or_(
             _status == _RUNNING,
             and_(_status == _QUEUED, _invocations.c.lease_expires_at > bindparam("k_now")),
