@@ -32,12 +32,18 @@ the latest turn is kept even when it alone exceeds the budget.
 
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from google.genai import types
 
 from app.agents.compaction import first_after, latest_compaction
+from app.agents.token_budget import (
+    CONTEXT_LEAD,
+    TokenEstimate,
+    first_turn_start,
+    within_budget,
+)
 from app.contexts.invocation import InvocationContext
 from app.models.llm import estimate_tokens
 from app.sessions.client_calls import (
@@ -82,10 +88,6 @@ class _Memo:
 _memo: OrderedDict[tuple[str, ...], _Memo] = OrderedDict()
 
 
-#: Tokens a request's contents would take, as the agent's model counts them locally.
-TokenEstimate = Callable[[Sequence[types.Content]], int]
-
-
 def build_contents(
     ctx: InvocationContext,
     agent_name: str,
@@ -104,7 +106,7 @@ def build_contents(
         )
         contents = _convert_visible(visible[last_user:], agent_name, _track_hidden(events, set()))
         _, repeated = _track_answers(contents, set(), set())
-        return _within_budget(
+        return within_budget(
             _latest_answers_only(_answered_only(contents, _track_calls(contents, set())), repeated),
             ctx,
             estimate,
@@ -133,7 +135,7 @@ def build_contents(
         converted, seqs = _convert(since, agent_name, ctx.branch, hidden)
         if compaction is None and events and (events[0].seq or 1) > 1:
             # The history's start was let go: begin at a turn, never on an orphan response.
-            skip = _first_turn_start(converted, 0)
+            skip = first_turn_start(converted, 0)
             converted, seqs = converted[skip:], seqs[skip:]
         contents = lead + converted
         seqs = [-1] * len(lead) + seqs
@@ -164,7 +166,7 @@ def build_contents(
         open_calls = _track_calls(contents, set())
         _, repeated = _track_answers(contents, set(), set())
     # A copy: callbacks may edit the request's list, and the memo must not see that.
-    return _within_budget(
+    return within_budget(
         _latest_answers_only(_answered_only(contents, open_calls), repeated), ctx, estimate
     )
 
@@ -215,50 +217,6 @@ def _calls_summarized_as_context(contents: list[types.Content]) -> list[types.Co
     return contents if changed is None else changed
 
 
-def _within_budget(
-    contents: list[types.Content], ctx: InvocationContext, estimate: TokenEstimate
-) -> list[types.Content]:
-    """`contents` without its oldest whole turns, as many as the run's token budget asks."""
-    budget = ctx.run_config.max_context_tokens
-    if budget is None or len(contents) < 2:
-        return contents
-    starts = _turn_starts(contents)
-    if len(starts) < 2:
-        return contents
-    kept_from = starts[-1]
-    total = estimate(contents[kept_from:])
-    for start, end in zip(reversed(starts[:-1]), reversed(starts[1:]), strict=True):
-        total += estimate(contents[start:end])
-        if total > budget:
-            break
-        kept_from = start
-    return contents[kept_from:]
-
-
-def _turn_starts(contents: Sequence[types.Content]) -> list[int]:
-    """Where turns start: 0, and each user message (not a tool result, not another agent's
-    turn shown as context) that no call before it waits on an answer after."""
-    starts = [0]
-    open_calls: set[str] = set()
-    for index, content in enumerate(contents):
-        parts = content.parts or []
-        if (
-            index > 0
-            and not open_calls
-            and content.role == "user"
-            and parts
-            and not any(p.function_response is not None for p in parts)
-            and parts[0].text != CONTEXT_LEAD
-        ):
-            starts.append(index)
-        for part in parts:
-            if part.function_call is not None and part.function_call.id:
-                open_calls.add(part.function_call.id)
-            elif part.function_response is not None and part.function_response.id:
-                open_calls.discard(part.function_response.id)
-    return starts
-
-
 def _memo_fits(memo: _Memo | None, events: Sequence[Event]) -> int | None:
     """How many of `events` the memo already converted (None: it does not fit this history).
 
@@ -291,24 +249,8 @@ def _after_window_start(
     if first_seq is None or old_first is None or first_seq <= old_first:
         return memo.contents, memo.seqs
     keep = 1 if memo.summarized else 0
-    cut = _first_turn_start(memo.contents, bisect_left(memo.seqs, first_seq, lo=keep))
+    cut = first_turn_start(memo.contents, bisect_left(memo.seqs, first_seq, lo=keep))
     return memo.contents[:keep] + memo.contents[cut:], memo.seqs[:keep] + memo.seqs[cut:]
-
-
-def _first_turn_start(contents: Sequence[types.Content], at: int) -> int:
-    """The index of the first content from `at` on that starts a turn: a user message that is
-    not a tool result nor another agent's turn shown as context (len: none)."""
-    for index in range(at, len(contents)):
-        content = contents[index]
-        parts = content.parts or []
-        if (
-            content.role == "user"
-            and parts
-            and not any(p.function_response is not None for p in parts)
-            and parts[0].text != CONTEXT_LEAD
-        ):
-            return index
-    return len(contents)
 
 
 def _latest_answer_after_its_call(contents: list[types.Content]) -> list[types.Content] | None:
@@ -519,11 +461,6 @@ def _keeps_history(part: types.Part) -> bool:
         and isinstance(response.response, dict)
         and AGENT_TOOL_EVENTS_KEY in response.response
     )
-
-
-#: The first part of another agent's turn shown as context (not a user message: never a turn's
-#: start for the token budget).
-CONTEXT_LEAD = "For context:"
 
 
 def _as_context(author: str, content: types.Content) -> types.Content:
