@@ -26,6 +26,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 
 from app.api.json_body import JsonRoute
+from app.api.mount import mount_root
 from app.errors import NotFoundError
 
 PATH = "/console"
@@ -76,17 +77,12 @@ def _index(root: str) -> str:
     return page.replace(f'"{PATH}/', f'"{root}{PATH}/')
 
 
-def _root(request: Request) -> str:
-    root: str = request.scope.get("root_path", "")
-    return root.rstrip("/")
-
-
 @files_router.get("/")
 @files_router.get(PATH)
 async def console_redirect(request: Request) -> RedirectResponse:
     """`/` and `/console` lead to the page (`/console/`): the console is always served, ADK's
     dev UI only with its bundle."""
-    return RedirectResponse(f"{_root(request)}{PATH}/", status_code=307)
+    return RedirectResponse(f"{mount_root(request)}{PATH}/", status_code=307)
 
 
 @files_router.get(ASSETS + "/{file_path:path}")
@@ -104,4 +100,4 @@ async def console_asset(file_path: str) -> FileResponse:
 @files_router.get(PATH + "/{view_path:path}")
 async def console_page(request: Request) -> HTMLResponse:
     """The page, at `/console/` and at every view's deep link (its router reads the path)."""
-    return HTMLResponse(_index(_root(request)), headers=HEADERS)
+    return HTMLResponse(_index(mount_root(request)), headers=HEADERS)

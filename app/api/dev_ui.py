@@ -28,6 +28,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from pydantic import BaseModel
 
 from app.api.json_body import JsonRoute
+from app.api.mount import mount_root
 from app.errors import NotFoundError
 from app.settings import Settings
 
@@ -90,16 +91,10 @@ def _bundle(request: Request) -> Path:
     return folder
 
 
-def _root(request: Request) -> str:
-    # Behind a proxy that strips a prefix (ASGI root_path), the redirect must keep that prefix.
-    root: str = request.scope.get("root_path", "")
-    return root.rstrip("/")
-
-
 @files_router.get(PATH)
 async def dev_ui_redirect(request: Request) -> RedirectResponse:
     """`/dev-ui` leads to the page, as under `adk web` (its assets load relative to it)."""
-    return RedirectResponse(f"{_root(request)}{PATH}/", status_code=307)
+    return RedirectResponse(f"{mount_root(request)}{PATH}/", status_code=307)
 
 
 @files_router.get(f"{PATH}/assets/config/runtime-config.json")

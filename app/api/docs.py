@@ -25,6 +25,8 @@ from fastapi.openapi.docs import (
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
+from app.api.mount import mount_root
+
 OPENAPI_PATH = "/openapi.json"
 SWAGGER_PATH = "/docs"
 REDOC_PATH = "/redoc"
@@ -48,18 +50,12 @@ router = APIRouter(include_in_schema=False)
 open_router = APIRouter(include_in_schema=False)
 
 
-def _root(request: Request) -> str:
-    # Behind a proxy that strips a prefix (ASGI root_path), links must keep that prefix.
-    root: str = request.scope.get("root_path", "")
-    return root.rstrip("/")
-
-
 @router.get(OPENAPI_PATH)
 async def openapi_document(request: Request) -> JSONResponse:
     """The OpenAPI document (as FastAPI serves it, `servers` naming a proxy's root path)."""
     app: FastAPI = request.app
     schema = app.openapi()
-    root = _root(request)
+    root = mount_root(request)
     if root and root not in {server.get("url") for server in schema.get("servers", [])}:
         schema = {**schema, "servers": [{"url": root}, *schema.get("servers", [])]}
     return JSONResponse(schema)
@@ -69,7 +65,7 @@ async def openapi_document(request: Request) -> JSONResponse:
 async def swagger_ui(request: Request) -> HTMLResponse:
     """Swagger UI on the OpenAPI document, its scripts served by this server."""
     app: FastAPI = request.app
-    root = _root(request)
+    root = mount_root(request)
     page = get_swagger_ui_html(
         openapi_url=root + OPENAPI_PATH,
         title=f"{app.title} - Swagger UI",
@@ -88,7 +84,7 @@ async def swagger_ui(request: Request) -> HTMLResponse:
 async def redoc(request: Request) -> HTMLResponse:
     """ReDoc on the OpenAPI document, its script served by this server (no web fonts)."""
     app: FastAPI = request.app
-    root = _root(request)
+    root = mount_root(request)
     page = get_redoc_html(
         openapi_url=root + OPENAPI_PATH,
         title=f"{app.title} - ReDoc",
