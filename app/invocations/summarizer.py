@@ -83,18 +83,32 @@ class LlmEventSummarizer(BaseEventsSummarizer):
         parts = [p for p in answer.content.parts or () if p.text and not p.thought]
         if not parts:
             return None
-        return Event(
-            author="user",
-            invocation_id=new_invocation_id(),
-            actions=EventActions(
-                compaction=EventCompaction(
-                    start_timestamp=events[0].timestamp,
-                    end_timestamp=events[-1].timestamp,
-                    compacted_content=types.Content(role="model", parts=parts),
-                )
-            ),
-            usage_metadata=answer.usage_metadata,
+        return summary_event(
+            events, types.Content(role="model", parts=parts), usage_metadata=answer.usage_metadata
         )
+
+
+def summary_event(
+    events: Sequence[Event],
+    summary: types.Content,
+    *,
+    usage_metadata: types.GenerateContentResponseUsageMetadata | None = None,
+) -> Event:
+    """What a summarizer returns for `events` (at least one): an event whose `actions.compaction`
+    holds `summary` over their time range, as ADK's summarizers write it. agentd stores its own
+    event from it (range, author and id its own: `app.agents.compaction.compaction_event`)."""
+    return Event(
+        author="user",
+        invocation_id=new_invocation_id(),
+        actions=EventActions(
+            compaction=EventCompaction(
+                start_timestamp=events[0].timestamp,
+                end_timestamp=events[-1].timestamp,
+                compacted_content=summary,
+            )
+        ),
+        usage_metadata=usage_metadata,
+    )
 
 
 def transcript_of(events: Sequence[Event]) -> str:

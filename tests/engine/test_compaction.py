@@ -9,11 +9,11 @@ from google.genai import types
 from app.agents import LlmAgent
 from app.agents.contents import SUMMARY_LEAD
 from app.apps import App, EventsCompactionConfig
-from app.apps.base_events_summarizer import BaseEventsSummarizer
+from app.apps.base_events_summarizer import BaseEventsSummarizer, summary_event
 from app.contexts.invocation import RunConfig
 from app.invocations.runner import Runner
 from app.models.llm import LlmResponse
-from app.sessions.models import Event, EventActions, EventCompaction
+from app.sessions.models import Event, EventActions
 from tests.engine.conftest import Services
 from tests.engine.helpers import ScriptModel, calls_response, text_response, user_message
 
@@ -45,16 +45,7 @@ class Summarizer(BaseEventsSummarizer):
         if self.fail:
             raise RuntimeError("no summary today")
         content = types.Content(role="model", parts=[types.Part(text=f"S{len(self.calls)}")])
-        return Event(
-            author="user",
-            actions=EventActions(
-                compaction=EventCompaction(
-                    start_timestamp=events[0].timestamp,
-                    end_timestamp=events[-1].timestamp,
-                    compacted_content=content,
-                )
-            ),
-        )
+        return summary_event(events, content)
 
 
 def lookup(city: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from google.genai import types
 
 from app.apps import base_events_summarizer
 from app.apps.app import App, EventsCompactionConfig
-from app.sessions.models import Event, EventActions, EventCompaction, new_invocation_id
+from app.sessions.models import Event
 
 # The agent and model are long_plain's (one definition for both variants).
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
@@ -28,16 +28,8 @@ class FixedSummarizer(base_events_summarizer.BaseEventsSummarizer):
         """The summary of `events` (None when there is nothing to cover)."""
         if not events:
             return None
-        compaction = EventCompaction(
-            start_timestamp=events[0].timestamp,
-            end_timestamp=events[-1].timestamp,
-            compacted_content=types.Content(role="model", parts=[types.Part(text=SUMMARY)]),
-        )
-        return Event(
-            author="user",
-            actions=EventActions(compaction=compaction),
-            invocation_id=new_invocation_id(),
-        )
+        summary = types.Content(role="model", parts=[types.Part(text=SUMMARY)])
+        return base_events_summarizer.summary_event(events, summary)
 
 
 app = App(

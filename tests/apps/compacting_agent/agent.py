@@ -18,9 +18,9 @@ from google.genai import types
 from app.agents import LlmAgent
 from app.agents.callback_context import CallbackContext
 from app.apps import App, EventsCompactionConfig
-from app.apps.base_events_summarizer import BaseEventsSummarizer
+from app.apps.base_events_summarizer import BaseEventsSummarizer, summary_event
 from app.models.llm import BaseLlm, LlmRequest, LlmResponse
-from app.sessions.models import Event, EventActions, EventCompaction
+from app.sessions.models import Event
 
 INTERVAL = 2
 OVERLAP = 1
@@ -66,16 +66,7 @@ class ScriptedSummarizer(BaseEventsSummarizer):
         if any("explode" in text for text in texts):
             raise RuntimeError("the summarizer exploded")
         summary = types.Content(role="model", parts=[types.Part(text=f"S[{' | '.join(texts)}]")])
-        return Event(
-            author="user",
-            actions=EventActions(
-                compaction=EventCompaction(
-                    start_timestamp=events[0].timestamp,
-                    end_timestamp=events[-1].timestamp,
-                    compacted_content=summary,
-                )
-            ),
-        )
+        return summary_event(events, summary)
 
 
 def _label_session(callback_context: CallbackContext, llm_request: LlmRequest) -> None:
