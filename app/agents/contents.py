@@ -118,11 +118,14 @@ def build_contents(
     if memo is not None and seen is not None and not _compacts(events[seen:]):
         hidden = _track_hidden(events[seen:], set(memo.hidden))
         new, new_seqs = _convert(events[seen:], agent_name, ctx.branch, hidden)
-        contents, seqs = _after_window_start(memo, events[0].seq)
-        contents = contents + new
-        seqs = seqs + new_seqs
         open_calls = _track_calls(new, set(memo.open_calls))
         answered, repeated = _track_answers(new, memo.answered, memo.repeated)
+        contents, seqs = _after_window_start(memo, events[0].seq)
+        # In place when the window did not move (the memo is replaced just below): the memo's
+        # lists are never handed out (the request gets a copy), and copying a long history's
+        # lists every turn would be O(history).
+        contents.extend(new)
+        seqs.extend(new_seqs)
         summarized = memo.summarized
     else:
         compaction = latest_compaction(events)
@@ -244,13 +247,19 @@ def _after_window_start(
     memo: _Memo, first_seq: int | None
 ) -> tuple[list[types.Content], list[int]]:
     """The memo's contents (and their seqs) without those of events older than `first_seq`,
-    up to the next turn's start; a summary stays."""
+    up to the next turn's start; a summary stays.
+
+    Trimmed in place (the memo is replaced by its caller): a history held at its cap moves its
+    window every turn, and a copy per turn would be O(history).
+    """
     old_first = memo.first.seq
     if first_seq is None or old_first is None or first_seq <= old_first:
         return memo.contents, memo.seqs
     keep = 1 if memo.summarized else 0
     cut = first_turn_start(memo.contents, bisect_left(memo.seqs, first_seq, lo=keep))
-    return memo.contents[:keep] + memo.contents[cut:], memo.seqs[:keep] + memo.seqs[cut:]
+    del memo.contents[keep:cut]
+    del memo.seqs[keep:cut]
+    return memo.contents, memo.seqs
 
 
 def _latest_answer_after_its_call(contents: list[types.Content]) -> list[types.Content] | None:

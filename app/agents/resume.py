@@ -81,6 +81,8 @@ def resume_point(
         asking = {call.agent for call in pending_client_calls(events, invocation_id)}
         return replace(point, waits=True) if point.agent.name in asking else point
     answered = answered_ids(events[-1]) if events[-1].author == "user" else set()
+    if not answered:  # a plain message (most turns): no copy of the history to scan
+        return None
     asked = calling_event(events[:-1], answered)
     agent = root.find_agent(asked.author) if asked is not None else None
     return None if agent is None or asked is None else ResumePoint(agent, iteration_of(asked))

@@ -571,7 +571,9 @@ def _to_session(
     user_state: dict[str, Any],
     events: list[Event],
 ) -> Session:
-    return Session(
+    """The session of `row` holding `events` itself (the caller's own list: validating a long
+    history's Event objects again, as `Session(...)` would, costs O(history) per turn)."""
+    return Session.model_construct(
         id=row.id,
         app_name=row.app_name,
         user_id=row.user_id,
