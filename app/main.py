@@ -136,7 +136,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_upload_bytes=settings.max_artifact_bytes,
         max_import_bytes=settings.max_import_bytes or settings.max_request_bytes,
     )
-    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics, access_log=settings.access_log)
     app.add_middleware(RequestIdMiddleware)
     if settings.cors_origins or settings.cors_origin_regex:
         app.add_middleware(

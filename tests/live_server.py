@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,9 +61,10 @@ def gated_app_env(root: Path, gates: Path, database_url: str | None = None) -> d
 class LiveServer:
     """One server process."""
 
-    def __init__(self, workdir: Path, env: dict[str, str]) -> None:
+    def __init__(self, workdir: Path, env: dict[str, str], *, args: Sequence[str] = ()) -> None:
         self.workdir = workdir
         self.env = env
+        self.args = list(args)  # more `agentd serve` options
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
@@ -75,7 +76,11 @@ class LiveServer:
         env = {**os.environ, **self.env}
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "app", "serve", "--migrate", "--port", str(self.port)],
+                [
+                    sys.executable,
+                    *("-m", "app", "serve", "--migrate", "--port", str(self.port)),
+                    *self.args,
+                ],
                 cwd=self.workdir,
                 env=env,
                 stdout=log,

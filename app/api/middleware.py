@@ -12,6 +12,7 @@ general one, and session creates (`POST /apps/{app}/users/{user}/sessions`, whic
 the import limit.
 """
 
+import logging
 import re
 import time
 import uuid
@@ -87,12 +88,23 @@ def route_template(scope: Scope) -> str:
     return path if isinstance(path, str) and path else UNMATCHED_ROUTE
 
 
-class MetricsMiddleware:
-    """Pure-ASGI middleware recording `agentd_http_requests_total` and request durations."""
+#: The access log's logger: one line per answered request (`MetricsMiddleware` writes it).
+access_logger = logging.getLogger("agentd.access")
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+
+class MetricsMiddleware:
+    """Pure-ASGI middleware recording `agentd_http_requests_total` and request durations, and
+    writing the access log line (`access_log`): both need the same status and duration, and one
+    wrapper around `send` per request is cheaper than two.
+
+    The access line replaces uvicorn's (which `configure_logging` silences): uvicorn's has no
+    duration, no route, no request id, and is formatted even when nothing would print it.
+    """
+
+    def __init__(self, app: ASGIApp, metrics: Metrics, *, access_log: bool = True) -> None:
         self.app = app
         self.metrics = metrics
+        self.access_log = access_log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request on, then record its method, route template, status and duration."""
@@ -116,12 +128,33 @@ class MetricsMiddleware:
                 status = 500
             raise
         finally:
-            self.metrics.observe_request(
-                scope["method"],
-                route_template(scope),
-                CLIENT_CLOSED_REQUEST if status is None else status,
-                time.perf_counter() - start,
-            )
+            seconds = time.perf_counter() - start
+            route = route_template(scope)
+            answered = CLIENT_CLOSED_REQUEST if status is None else status
+            self.metrics.observe_request(scope["method"], route, answered, seconds)
+            if self.access_log and access_logger.isEnabledFor(logging.INFO):
+                _log_access(scope, route, answered, seconds)
+
+
+def _log_access(scope: Scope, route: str, status: int, seconds: float) -> None:
+    """The request's access line: readable as text, its fields as JSON keys."""
+    client = scope.get("client")
+    duration_ms = round(seconds * 1000, 2)
+    access_logger.info(
+        "%s %s %d %.2f ms",
+        scope["method"],
+        scope["path"],
+        status,
+        duration_ms,
+        extra={
+            "method": scope["method"],
+            "path": scope["path"],
+            "route": route,
+            "status": status,
+            "duration_ms": duration_ms,
+            "client": client[0] if client else None,
+        },
+    )
 
 
 class _BodyTooLarge(Exception):

@@ -10,6 +10,7 @@ import click
 
 from app.cli.common import redact, settings, setup_logging
 from app.cli.startup import bind_port, require_migrated
+from app.settings import get_settings
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 #: uvicorn's exit status when the server did not start.
@@ -41,13 +42,22 @@ def _migrate(revision: str = "head") -> None:
     show_default="8000, $PORT",
 )
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--access-log/--no-access-log",
+    default=None,
+    help="One line per answered request (default: AGENTD_ACCESS_LOG, on).",
+)
 @migrate_option
-def serve(host: str, port: int, workers: int, migrate: bool) -> None:
+def serve(host: str, port: int, workers: int, access_log: bool | None, migrate: bool) -> None:
     """Serve the HTTP API with uvicorn.
 
     The port is bound and the database's schema checked before anything else starts: a busy
     port or an unmigrated database stops it with one line saying what to do.
     """
+    if access_log is not None:
+        # Through the environment, so every worker process (spawned) reads the same choice.
+        os.environ["AGENTD_ACCESS_LOG"] = "true" if access_log else "false"
+        get_settings.cache_clear()
     setup_logging("INFO")
     if settings().auth == "none" and host not in LOOPBACK:
         raise click.ClickException(
@@ -79,9 +89,8 @@ def _run_uvicorn(sock: socket.socket, *, host: str, port: int, workers: int) -> 
         port=port,
         workers=workers,
         log_config=None,
-        # uvicorn formats every access line before the logger drops it: skip the work when the
-        # level hides INFO.
-        access_log=logging.getLogger("uvicorn.access").isEnabledFor(logging.INFO),
+        # agentd writes its own access line (app/api/middleware.py): uvicorn's stays off.
+        access_log=False,
     )
     if workers > 1:
         Multiprocess(config, sockets=[sock]).run()

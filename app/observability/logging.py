@@ -35,8 +35,9 @@ invocation_id_var: ContextVar[str | None] = ContextVar("agentd_invocation_id", d
 #: The header a request id travels in, both ways (`app.api.middleware.RequestIdMiddleware`).
 REQUEST_ID_HEADER = "X-Request-ID"
 
-#: The loggers uvicorn configures for itself; `configure_logging` sends them to the root logger.
-UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+#: The loggers uvicorn configures for itself; `configure_logging` sends them to the root logger
+#: (all but its access logger, which agentd's own access line replaces).
+UVICORN_LOGGERS = ("uvicorn", "uvicorn.error")
 
 #: AGENTD_LOG_FORMAT's values: `auto` is text on a terminal, JSON otherwise.
 LogFormat = Literal["auto", "json", "text"]
@@ -147,6 +148,12 @@ def configure_logging(
         uvicorn_logger.handlers.clear()
         uvicorn_logger.propagate = True
         uvicorn_logger.setLevel(logging.NOTSET)
+    # agentd writes its own access line (`agentd.access`, AGENTD_ACCESS_LOG). uvicorn logs one
+    # whenever its logger has a handler, root's included, so it is cut off here: otherwise
+    # `--no-access-log` would have no effect and every request would be logged twice.
+    uvicorn_access = logging.getLogger("uvicorn.access")
+    uvicorn_access.propagate = False
+    uvicorn_access.disabled = True
 
 
 @contextmanager

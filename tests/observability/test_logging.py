@@ -77,18 +77,19 @@ def restored_logging() -> Iterator[None]:
     root = logging.getLogger()
     saved_root = (list(root.handlers), root.level)
     saved_uvicorn = [
-        (lg, list(lg.handlers), lg.propagate, lg.level)
-        for lg in map(logging.getLogger, UVICORN_LOGGERS)
+        (lg, list(lg.handlers), lg.propagate, lg.level, lg.disabled)
+        for lg in map(logging.getLogger, (*UVICORN_LOGGERS, "uvicorn.access"))
     ]
     try:
         yield
     finally:
         root.handlers[:] = saved_root[0]
         root.setLevel(saved_root[1])
-        for lg, handlers, propagate, level in saved_uvicorn:
+        for lg, handlers, propagate, level, disabled in saved_uvicorn:
             lg.handlers[:] = handlers
             lg.propagate = propagate
             lg.setLevel(level)
+            lg.disabled = disabled
 
 
 @pytest.fixture
