@@ -4,6 +4,7 @@ pydantic-settings does the parsing so that every knob is typed, documented in on
 validated at start-up rather than at first use.
 """
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -175,6 +176,20 @@ class Settings(BaseSettings):
         description="Log lines as JSON (`json`), as plain text (`text`), or `auto`: text when "
         "the log stream (stderr) is a terminal, JSON otherwise (containers, pipes, files).",
     )
+    max_inflight_invocations: int = Field(
+        default=0,
+        ge=0,
+        description="Invocations this process runs at once (queued ones waiting for their "
+        "session included); past it a new one is refused with 503 `overloaded` and "
+        "`Retry-After` before anything is stored. 0: from the machine (512, fewer when memory "
+        "is under 4 GiB).",
+    )
+    access_log: bool = Field(
+        default=True,
+        description="One `agentd.access` line per answered request (method, path, route, "
+        "status, duration, client) at INFO; `false` (or `agentd serve --no-access-log`) writes "
+        "none.",
+    )
     replica_id: str = Field(
         default="", description="This process's name in leases (default: host:pid)."
     )
@@ -278,11 +293,27 @@ class Settings(BaseSettings):
         return self.blob_dir or self.data_dir / "blobs"
 
     @property
+    def resolved_max_inflight_invocations(self) -> int:
+        """The in-flight bound: as set, else 512 (this 2-core machine's process keeps a 2 s
+        stream's latency up to ~250-500 at once), else 1 per 8 MiB of memory when that is less."""
+        if self.max_inflight_invocations:
+            return self.max_inflight_invocations
+        return max(16, min(512, _memory_mib() // 8))
+
+    @property
     def resolved_database_url(self) -> str:
         """The database URL to use, defaulting to `<data_dir>/agentd.db`."""
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{(self.data_dir / 'agentd.db').resolve()}"
+
+
+def _memory_mib() -> int:
+    """The machine's memory in MiB (a large figure where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (1024 * 1024)
+    except (ValueError, OSError, AttributeError):
+        return 1 << 20
 
 
 @lru_cache

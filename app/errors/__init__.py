@@ -89,6 +89,7 @@ from app.errors.storage import (
     BlobTooLarge,
     DatabaseUnavailable,
     DuplicateKey,
+    Overloaded,
     RejectedValue,
 )
 
@@ -144,6 +145,7 @@ __all__ = [
     "ModelUnavailable",
     "NotFoundError",
     "OutcomeUnknown",
+    "Overloaded",
     "PayloadTooLarge",
     "RangeNotSatisfiable",
     "RateLimited",

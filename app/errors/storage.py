@@ -1,7 +1,8 @@
-"""Storage failures. The problems (database or artifact storage unavailable or full) reach
-clients; the plain exceptions below them never do: the unit of work (app.db.uow) raises
-`DuplicateKey` / `RejectedValue` and the BlobStore backends (app.artifacts.blobstore) the
-`BlobStore*` errors, which services translate into problems.
+"""Storage failures, and overload. The problems (database or artifact storage unavailable or
+full, too many invocations in flight) reach clients; the plain exceptions below them never do:
+the unit of work (app.db.uow) raises `DuplicateKey` / `RejectedValue` and the BlobStore
+backends (app.artifacts.blobstore) the `BlobStore*` errors, which services translate into
+problems.
 """
 
 from app.errors.base import AgentdError, ServiceUnavailable
@@ -82,3 +83,18 @@ class BlobStoreUnavailable(BlobStoreError):
 
 class BlobStoreFull(BlobStoreUnavailable):
     """The backend has no space left (disk full, quota exceeded); nothing was stored."""
+
+
+class Overloaded(ServiceUnavailable):
+    """This process runs as many invocations as it may (`AGENTD_MAX_INFLIGHT_INVOCATIONS`):
+    a new one is refused before anything is stored, so a retry (after `Retry-After`, perhaps
+    on another replica) starts it cleanly."""
+
+    problem_type = "overloaded"
+    default_title = "Too many invocations in flight."
+
+    def __init__(self, limit: int, *, retry_after: int = 1) -> None:
+        super().__init__(
+            f"This server runs {limit} invocations at once, its limit. Retry later.",
+            headers={"Retry-After": str(retry_after)},
+        )

@@ -38,6 +38,7 @@ from app.errors import (
     IdempotencyKeyReused,
     InvocationNotResumable,
     OutcomeUnknown,
+    Overloaded,
     SessionBusy,
 )
 from app.invocations.answers import (
@@ -66,6 +67,7 @@ from app.invocations.runner import Runner
 from app.invocations.store import InvocationStore, StoredInvocation
 from app.invocations.wakeup import SessionWaiters
 from app.memory.base import BaseMemoryService
+from app.observability.metrics import invocation_refused
 from app.plugins.span_recorder import SpanRecorder
 from app.sessions.base import BaseSessionService
 from app.sessions.models import Event, new_event_id, new_invocation_id
@@ -189,6 +191,8 @@ class InvocationManager:
                 return self._replay(ref, existing, request_hash)
         user_event_id = new_event_id()
         for_workers = not self._settings.run_invocations
+        if not for_workers:
+            self._admit()
         invocation_id = invocation_id or new_invocation_id()
         with _outcome_named(invocation_id):
             stored = await self._store.create(
@@ -219,6 +223,15 @@ class InvocationManager:
         return self._tasks.launch(
             ref, runner, request, stored, created=True, user_event_id=user_event_id
         )
+
+    def _admit(self) -> None:
+        """Overloaded (503, Retry-After) when this process already holds as many runs as it
+        may: refused before anything is stored, and cheaply, so an overloaded server still
+        answers at once and the runs it admitted keep their pace."""
+        limit = self._settings.resolved_max_inflight_invocations
+        if len(self._tasks) >= limit:
+            invocation_refused()
+            raise Overloaded(limit)
 
     async def _answer_owner(
         self, ref: SessionRef, request: CreateInvocationRequest, answers: frozenset[str]
@@ -268,6 +281,8 @@ class InvocationManager:
                 check_answers(waiting, request, self._settings.max_event_bytes)
         user_event_id = new_event_id()
         for_workers = not self._settings.run_invocations
+        if not for_workers:
+            self._admit()
         body = request.model_dump(mode="json", by_alias=True, exclude_none=True)
         stored = await self._store.resume(
             ref,

@@ -100,6 +100,10 @@ class RunTasks:
     def __iter__(self) -> Iterator[LocalRun]:
         return iter(list(self._runs.values()))
 
+    def __len__(self) -> int:
+        """The runs this process holds (queued for their session, running, or ending)."""
+        return len(self._runs)
+
     def claimed(self) -> int:
         """How many of the runs here were taken from the queue."""
         return sum(run.claimed for run in self._runs.values())

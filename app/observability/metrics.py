@@ -153,6 +153,13 @@ class Metrics:
             registry=self.registry,
         )
 
+        self.overloads = Counter(
+            "agentd_invocations_refused_total",
+            "New invocations refused with 503 `overloaded`: this process held "
+            "AGENTD_MAX_INFLIGHT_INVOCATIONS runs already.",
+            registry=self.registry,
+        )
+
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Record one answered HTTP request."""
         key = (method, route, status)
@@ -270,6 +277,12 @@ def fenced_write(write: str) -> None:
     """Count a run's write that its fence refused (`write`: event, status, heartbeat, ...)."""
     if _current is not None:
         _current.fenced_writes.labels(write=write).inc()
+
+
+def invocation_refused() -> None:
+    """Count a new invocation refused because this process runs as many as it may."""
+    if _current is not None:
+        _current.overloads.inc()
 
 
 @contextmanager
