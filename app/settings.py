@@ -168,6 +168,13 @@ class Settings(BaseSettings):
     enqueue_timeout_seconds: float = Field(
         default=60, ge=0, description="How long `enqueue` waits for the session to be free."
     )
+    enqueue_poll_seconds: float = Field(
+        default=2.0,
+        gt=0,
+        description="How often a queued run tries its busy session again when nothing woke "
+        "it: a fallback, since an invocation's end in any process notifies the others "
+        "(PostgreSQL's NOTIFY, datagrams between the processes on one SQLite file).",
+    )
     sse_heartbeat_seconds: float = Field(
         default=15, gt=0, description="Comment frames this often keep idle event streams alive."
     )

@@ -22,6 +22,7 @@ import logging
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.engine import Dialect
@@ -37,7 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import Executable
 from sqlalchemy.util import greenlet_spawn
 
-from app.db import failpoints, sqlite
+from app.db import failpoints, local_notify, sqlite
 from app.db.sqlite_config import write_options
 from app.errors import DatabaseUnavailable, DuplicateKey, OutcomeUnknown, RejectedValue
 from app.observability.metrics import time_transaction
@@ -96,6 +97,8 @@ class UnitOfWork:
         # A read unit sees one snapshot: REPEATABLE READ on PostgreSQL; an SQLite read
         # transaction is a snapshot already.
         self._snapshot = db_engine.dialect.name != "sqlite"
+        #: Where the other processes on this SQLite file listen (`app.db.local_notify`).
+        self._notify_directory = local_notify_directory(db_engine)
 
     @property
     def dialect(self) -> str:
@@ -112,11 +115,13 @@ class UnitOfWork:
             OutcomeUnknown: the COMMIT was sent to PostgreSQL but its reply never came (the
                 connection broke): the unit may or may not have committed.
         """
-        with time_transaction(operation), _translated():
+        with time_transaction(operation), _translated(), local_notify.collecting() as notices:
             if self._fast:
                 result = await sqlite.run_write(self._db_engine, work)
             else:
                 result = await greenlet_spawn(self._run_write, operation, work)
+        if notices and self._notify_directory is not None:
+            local_notify.send(self._notify_directory, notices)  # committed: tell the others
         if failpoints.fires("commit-reply-lost", operation):
             raise _outcome_unknown(operation, "failpoint commit-reply-lost")
         return result
@@ -164,6 +169,15 @@ class UnitOfWork:
                     return work(connection)
 
         return await greenlet_spawn(run)
+
+
+def local_notify_directory(db_engine: AsyncEngine) -> Path | None:
+    """The notification directory of an SQLite file database (None for PostgreSQL, which
+    notifies by itself, and for an in-memory database, which no other process shares)."""
+    database = db_engine.url.database
+    if db_engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        return None
+    return local_notify.notify_directory(database)
 
 
 def from_row(cls: type[T], row: Any) -> T:

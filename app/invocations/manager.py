@@ -57,6 +57,7 @@ from app.invocations.models import (
     ResumeInvocationRequest,
     SessionRef,
 )
+from app.invocations.notices import CANCEL_CHANNEL
 from app.invocations.outcomes import OutcomeRecorder
 from app.invocations.publishing import EventPublisher, Followers
 from app.invocations.queue_worker import QueueWorker
@@ -133,6 +134,7 @@ class InvocationManager:
             on_connect=self._on_listen_connect,
             on_events=self._followers.wake,
             on_follow=self._tasks.followed_elsewhere,
+            on_cancel=self._on_cancel_notice,
         )
         self._publisher.start()
         if self._settings.run_invocations:
@@ -158,6 +160,10 @@ class InvocationManager:
         if owner != self.replica_id:
             self._waiters.wake(session_pk, "notification")
             self._worker.wake()
+
+    def _on_cancel_notice(self, invocation_id: str) -> None:
+        # Another process stored the request; the run's own end records the cancellation.
+        self._tasks.stop(invocation_id)
 
     def _on_listen_connect(self) -> None:
         self._waiters.wake_all()
@@ -395,6 +401,10 @@ class InvocationManager:
         invocation = await self._store.request_cancel(ref, invocation_id)
         if await self._tasks.cancel(invocation_id):
             invocation = (await self._store.get(ref, invocation_id)).invocation
+        elif invocation.status in (InvocationStatus.QUEUED, InvocationStatus.RUNNING):
+            # Run by another process: it stops now when it hears this, else at its next
+            # heartbeat (which reads the request).
+            await self._store.notices.notify(CANCEL_CHANNEL, [invocation_id])
         return invocation
 
     async def persisted_events(self, handle: RunHandle) -> builtins.list[Event]:

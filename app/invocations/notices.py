@@ -1,17 +1,22 @@
-"""PostgreSQL notifications between processes, over one listening connection.
+"""Notifications between processes: PostgreSQL's LISTEN/NOTIFY over one listening connection,
+or on SQLite datagrams between the processes that share the file (`app.db.local_notify`).
 
-Three channels: `SESSION_FREE_CHANNEL` (a session may have work for any process: a run ended,
+Four channels: `SESSION_FREE_CHANNEL` (a session may have work for any process: a run ended,
 was handed back, or was queued for workers; sent by the units that do so), `EVENTS_CHANNEL` (an
-invocation committed events or ended: its followers elsewhere may read on) and `FOLLOW_CHANNEL`
-(a process follows an invocation: the process running it should publish its events). On SQLite
-nothing is heard or sent; callers fall back to polling.
+invocation committed events or ended: its followers elsewhere may read on), `FOLLOW_CHANNEL`
+(a process follows an invocation: the process running it should publish its events) and
+`CANCEL_CHANNEL` (an invocation was asked to stop: the process running it stops it now). All are
+hints: callers read the database before acting and keep a fallback (a poll, a timer) for a
+notification that never came (an in-memory SQLite database notifies nothing).
 """
 
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from app.db.local_notify import LocalListener
 from app.db.notifications import PostgresListener
 from app.db.repositories.invocations import SESSION_FREE_CHANNEL, parse_session_free
+from app.db.uow import local_notify_directory
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -20,6 +25,8 @@ if TYPE_CHECKING:
 #: follows its events (the process running it then publishes them).
 EVENTS_CHANNEL = "agentd_invocation_events"
 FOLLOW_CHANNEL = "agentd_invocation_follow"
+#: An invocation was asked to stop (payload: its id): the process running it cancels it.
+CANCEL_CHANNEL = "agentd_invocation_cancel"
 
 
 class StoreNotices:
@@ -28,7 +35,7 @@ class StoreNotices:
     def __init__(self, db_engine: "AsyncEngine", dialect: str) -> None:
         self._db_engine = db_engine
         self._dialect = dialect
-        self._listener: PostgresListener | None = None
+        self._listener: PostgresListener | LocalListener | None = None
 
     async def listen(
         self,
@@ -37,6 +44,7 @@ class StoreNotices:
         on_connect: Callable[[], None],
         on_events: Callable[[str], None] | None = None,
         on_follow: Callable[[str], None] | None = None,
+        on_cancel: Callable[[str], None] | None = None,
     ) -> None:
         """On PostgreSQL, call `on_free(session_pk, owner)` each time any replica ends an
         invocation (`owner` is that replica), and `on_events(invocation_id)` /
@@ -48,8 +56,9 @@ class StoreNotices:
                 was down is lost, so the caller should act as if every session may be free.
             on_events: an invocation committed events or ended (its readers may read on).
             on_follow: a process follows an invocation's events (its runner should publish them).
+            on_cancel: an invocation was asked to stop (its runner should stop it now).
         """
-        if self._dialect != "postgresql" or self._listener is not None:
+        if self._listener is not None:
             return
 
         def deliver(payload: str) -> None:
@@ -57,28 +66,44 @@ class StoreNotices:
 
         also = {
             channel: callback
-            for channel, callback in ((EVENTS_CHANNEL, on_events), (FOLLOW_CHANNEL, on_follow))
+            for channel, callback in (
+                (EVENTS_CHANNEL, on_events),
+                (FOLLOW_CHANNEL, on_follow),
+                (CANCEL_CHANNEL, on_cancel),
+            )
             if callback is not None
         }
-        self._listener = PostgresListener(
-            self._db_engine,
-            SESSION_FREE_CHANNEL,
-            on_notify=deliver,
-            on_connect=on_connect,
-            also=also,
-        )
+        if self._dialect == "postgresql":
+            self._listener = PostgresListener(
+                self._db_engine,
+                SESSION_FREE_CHANNEL,
+                on_notify=deliver,
+                on_connect=on_connect,
+                also=also,
+            )
+        else:
+            directory = local_notify_directory(self._db_engine)
+            if directory is None:
+                return
+            self._listener = LocalListener(
+                directory, {SESSION_FREE_CHANNEL: deliver, **also}, on_connect=on_connect
+            )
         await self._listener.start()
 
     @property
     def listening(self) -> bool:
-        """Whether notifications can be heard (PostgreSQL, connected at least once)."""
+        """Whether notifications can be heard (PostgreSQL connected at least once, or an SQLite
+        file's listener bound)."""
         return self._listener is not None and self._listener.connects > 0
 
     async def notify(self, channel: str, invocation_ids: Sequence[str]) -> bool:
-        """Notify `channel` (EVENTS_CHANNEL or FOLLOW_CHANNEL) once per invocation id, on the
-        listening connection; whether it was sent (never on SQLite)."""
+        """Notify `channel` (EVENTS_CHANNEL, FOLLOW_CHANNEL or CANCEL_CHANNEL) once per
+        invocation id to the other processes; whether it was sent."""
         if self._listener is None:
             return False
+        if isinstance(self._listener, LocalListener):
+            self._listener.notify([(channel, invocation_id) for invocation_id in invocation_ids])
+            return True
         return await self._listener.notify(channel, invocation_ids)
 
     async def stop(self) -> None:
@@ -88,4 +113,4 @@ class StoreNotices:
             self._listener = None
 
 
-__all__ = ["EVENTS_CHANNEL", "FOLLOW_CHANNEL", "StoreNotices"]
+__all__ = ["CANCEL_CHANNEL", "EVENTS_CHANNEL", "FOLLOW_CHANNEL", "StoreNotices"]

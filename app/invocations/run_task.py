@@ -61,12 +61,6 @@ from app.settings import Settings
 
 logger = logging.getLogger("agentd.invocations")
 
-#: How often a queued run tries its session when nothing woke it. Wake-ups do the real work, so
-#: this only bounds the delay when one is missing (see app.invocations.wakeup): 250 ms, at the
-#: cost of 4 small write transactions a second for a waiting run.
-ENQUEUE_POLL_SECONDS = 0.25
-
-
 class RunTasks:
     """The runs of this process: launching them, their lease and heartbeat, and their end."""
 
@@ -159,14 +153,24 @@ class RunTasks:
         )
 
     async def cancel(self, invocation_id: str) -> bool:
-        """Stop the invocation's run here at once, if one runs it; whether one did."""
-        run = self._runs.get(invocation_id)
-        if run is None or run.cancel_requested or run.task is None:
+        """Stop the invocation's run here at once, if one runs it; whether one did (once it
+        has ended)."""
+        run = self.stop(invocation_id)
+        if run is None:
             return False
-        run.cancel_requested = True
-        run.task.cancel()
         await asyncio.shield(run.channel.wait_closed())
         return True
+
+    def stop(self, invocation_id: str) -> LocalRun | None:
+        """Cancel the invocation's run here, if one runs it and was not told already: the
+        caller stored the cancel request (this process's `cancel`, or another's, which
+        notified `CANCEL_CHANNEL`). The run it told, or None."""
+        run = self._runs.get(invocation_id)
+        if run is None or run.cancel_requested or run.task is None:
+            return None
+        run.cancel_requested = True
+        run.task.cancel()
+        return run
 
     async def shutdown(self, grace: float) -> None:
         """Let the runs go on for `grace` seconds, then hand the rest back to the queue."""
@@ -386,7 +390,10 @@ class RunTasks:
                         "The session stayed busy for longer than the enqueue timeout "
                         f"({self._settings.enqueue_timeout_seconds} s)."
                     )
-                enqueue_woken(await me.wait(min(ENQUEUE_POLL_SECONDS, remaining)))
+                # AGENTD_ENQUEUE_POLL_SECONDS: wake-ups do the real work (app.invocations.wakeup),
+                # the poll only bounds the delay when one is missing.
+                poll = self._settings.enqueue_poll_seconds
+                enqueue_woken(await me.wait(min(poll, remaining)))
         run.attempt = attempt
         run.held = True
         lease_acquired()
@@ -431,4 +438,4 @@ class RunTasks:
         )
 
 
-__all__ = ["ENQUEUE_POLL_SECONDS", "RunTasks"]
+__all__ = ["RunTasks"]

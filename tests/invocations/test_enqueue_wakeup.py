@@ -18,7 +18,6 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.engine import create_db_engine
-from app.invocations import run_task as run_task_module
 from app.invocations.manager import InvocationManager, RunHandle
 from app.invocations.models import CreateInvocationRequest, Invocation, SessionRef
 from app.invocations.registry import AppRegistry
@@ -117,7 +116,6 @@ async def cluster_factory(
     gates = tmp_path / "gates"
     gates.mkdir()
     monkeypatch.setenv("AGENTD_TEST_GATES", str(gates))
-    monkeypatch.setattr(run_task_module, "ENQUEUE_POLL_SECONDS", NO_POLL_SECONDS)
     metrics = Metrics(process_metrics=False)
     previous = set_current(metrics)
     agents_dir = build_agents_dir(tmp_path / "agents")
@@ -137,6 +135,7 @@ async def cluster_factory(
                 agents_dir=agents_dir,
                 replica_id=f"replica-{index}",
                 enqueue_timeout_seconds=enqueue_timeout,
+                enqueue_poll_seconds=NO_POLL_SECONDS,
             )
             manager = InvocationManager(
                 store=InvocationStore(db_engine),

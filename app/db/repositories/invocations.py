@@ -6,9 +6,10 @@ a session is addressed by the `session_key(...)` parameters (`k_app`, `k_user`, 
 invocation's own id is `k_invocation`. Status filters are spelled as `=` comparisons rather than
 `IN (...)`: an IN list is expanded per execution, which the fast path's precompiled plans cannot do.
 
-On PostgreSQL, ending an invocation (`release_lease`) also notifies `SESSION_FREE_CHANNEL`
-that its session may be free, so queued runs on other replicas try at once instead of at their
-next poll; the notification is delivered when the unit commits, never if it rolls back.
+Ending an invocation (`release_lease`) also notifies `SESSION_FREE_CHANNEL` that its session
+may be free (PostgreSQL's NOTIFY; on SQLite `app.db.local_notify`'s datagrams to the other
+processes on the file), so queued runs in other processes try at once instead of at their next
+poll; the notification is delivered when the unit commits, never if it rolls back.
 """
 
 from typing import Any, cast
@@ -29,6 +30,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
+from app.db.local_notify import after_commit
 from app.db.sqlite import register
 from app.db.tables import StorageInvocation, StorageSessionLease
 from app.db.uow import Db
@@ -189,6 +191,9 @@ _NOTIFY_SESSION_FREE = select(
             .scalar_subquery(),
         ),
     )
+)
+_OWNER = register(
+    select(_invocations.c.owner).where(_invocations.c.id == bindparam("k_invocation"))
 )
 _EXTEND_INVOCATION = register(
     update(_invocations)
@@ -608,12 +613,16 @@ class InvocationRepository:
         self.notify_session_free(session_pk, invocation_id)
 
     def notify_session_free(self, session_pk: int, invocation_id: str) -> None:
-        """On PostgreSQL, notify `SESSION_FREE_CHANNEL` that the session may have work for any
-        process (a run ended, was handed back, or was queued for workers); on commit."""
+        """Notify `SESSION_FREE_CHANNEL` that the session may have work for any process (a run
+        ended, was handed back, or was queued for workers), on commit: PostgreSQL's NOTIFY, or
+        on SQLite a datagram to the other processes on the file (`app.db.local_notify`)."""
         if self._db.dialect.name == "postgresql":
             self._db.execute(
                 _NOTIFY_SESSION_FREE, {"v_session": str(session_pk), "k_invocation": invocation_id}
             )
+            return
+        owner = self._db.execute(_OWNER, {"k_invocation": invocation_id}).scalar()
+        after_commit(SESSION_FREE_CHANNEL, f"{session_pk} {owner or ''}")
 
 
 def parse_session_free(payload: str) -> tuple[int, str]:

@@ -1,0 +1,106 @@
+"""SQLite's notifications between processes (`app.db.local_notify`), on real sockets: what a
+listener hears, what a sender skips, a dead process's socket cleaned up, and a write unit's
+notification sent only once it committed."""
+
+import asyncio
+import socket
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from app.db.engine import create_db_engine
+from app.db.local_notify import LocalListener, after_commit, notify_directory, send
+from app.db.uow import Db, UnitOfWork, local_notify_directory
+
+
+async def _heard(received: list[str], count: int) -> None:
+    async with asyncio.timeout(5):
+        while len(received) < count:
+            await asyncio.sleep(0.01)
+
+
+async def test_each_listener_hears_what_is_sent_but_a_sender_skips_itself(tmp_path: Path) -> None:
+    directory = tmp_path / "notify"
+    heard: dict[str, list[str]] = {"a": [], "b": []}
+    connects: list[str] = []
+    listeners = {
+        name: LocalListener(
+            directory, {"free": heard[name].append}, on_connect=lambda n=name: connects.append(n)
+        )
+        for name in heard
+    }
+    for listener in listeners.values():
+        await listener.start()
+    try:
+        assert connects == ["a", "b"]
+        send(directory, [("free", "1 owner"), ("other", "ignored")])
+        await _heard(heard["a"], 1)
+        await _heard(heard["b"], 1)
+        listeners["a"].notify([("free", "from a")])
+        await _heard(heard["b"], 2)
+        await asyncio.sleep(0.05)  # would have arrived by now
+        assert heard == {"a": ["1 owner"], "b": ["1 owner", "from a"]}
+    finally:
+        for listener in listeners.values():
+            await listener.stop()
+    assert list(directory.iterdir()) == []
+
+
+async def test_a_dead_processs_socket_is_removed_by_the_next_send(tmp_path: Path) -> None:
+    directory = tmp_path / "notify"
+    directory.mkdir()
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    dead.bind(str(directory / "123-dead.sock"))
+    dead.close()  # bound, then its process went away without unlinking
+    heard: list[str] = []
+    live = LocalListener(directory, {"free": heard.append}, on_connect=lambda: None)
+    await live.start()
+    try:
+        send(directory, [("free", "x")])
+        await _heard(heard, 1)
+        assert sorted(p.name for p in directory.iterdir()) == [live.name]
+    finally:
+        await live.stop()
+
+
+def test_nothing_is_sent_where_nobody_listens(tmp_path: Path) -> None:
+    send(tmp_path / "never-made", [("free", "x")])  # no directory, no error
+
+
+@pytest.mark.parametrize("fast_path", [True, False], ids=["fast-path", "sqlalchemy"])
+async def test_a_write_units_notification_leaves_after_its_commit_and_never_on_rollback(
+    tmp_path: Path, fast_path: bool
+) -> None:
+    database = tmp_path / "agentd.db"
+    engine = create_db_engine(f"sqlite+aiosqlite:///{database}", sqlite_fast_path=fast_path)
+    uow = UnitOfWork(engine)
+    directory = local_notify_directory(engine)
+    assert directory is not None
+    assert directory == notify_directory(database)
+    heard: list[str] = []
+    listener = LocalListener(directory, {"free": heard.append}, on_connect=lambda: None)
+    await listener.start()
+    try:
+        await uow.write("setup", lambda db: db.execute(text("CREATE TABLE t (x INTEGER)")))
+
+        def committed(db: Db) -> None:
+            db.execute(text("INSERT INTO t VALUES (1)"))
+            after_commit("free", "committed")
+
+        await uow.write("insert", committed)
+        await _heard(heard, 1)
+
+        def refused(db: Db) -> None:
+            after_commit("free", "rolled back")
+            raise RuntimeError("the unit fails")
+
+        with pytest.raises(RuntimeError):
+            await uow.write("fail", refused)
+        await uow.write("again", committed)
+        await _heard(heard, 2)
+        # Datagrams arrive in order: a notification of the failed unit would sit between.
+        assert heard == ["committed", "committed"]
+    finally:
+        await listener.stop()
+        await engine.dispose()
