@@ -193,6 +193,18 @@ class GatedProcesses:
             process.stop()
 
 
+def metric_samples(http: httpx.Client, name: str) -> dict[str, float]:
+    """The samples of `name` on the server's /metrics, by label text ("" without labels)."""
+    samples: dict[str, float] = {}
+    for line in http.get("/metrics").text.splitlines():
+        if line.startswith(f"{name}{{"):
+            labels, _, value = line[len(name) + 1 :].partition("} ")
+            samples[labels] = float(value)
+        elif line.startswith(f"{name} "):
+            samples[""] = float(line.split()[-1])
+    return samples
+
+
 def wait_until(
     predicate: Callable[[], object], *, timeout: float = 30.0, interval: float = 0.05
 ) -> None:

@@ -23,6 +23,7 @@ from tests.live_server import (
     LiveServer,
     free_port,
     iter_sse,
+    metric_samples,
     wait_until,
 )
 from tests.pgserver import PostgresServer
@@ -144,8 +145,8 @@ def test_a_run_killed_mid_tool_completes_on_the_other_replica_at_attempt_2(pg_en
     pg_env.open_gate("s1")
     with httpx.Client(base_url=second.url, timeout=30) as http:
         _check_the_takeover(pg_env, http, "s1", iid, first.process.pid, second.process.pid)
-        assert _metric(http, "agentd_queue_claims_total") == {'kind="takeover"': 1.0}
-        assert _metric(http, "agentd_queue_attempts_sum") == {"": 2.0}
+        assert metric_samples(http, "agentd_queue_claims_total") == {'kind="takeover"': 1.0}
+        assert metric_samples(http, "agentd_queue_attempts_sum") == {"": 2.0}
 
 
 # -- 2. the same on SQLite, with a restart of the only process --------------------------------
@@ -266,7 +267,7 @@ def test_a_stream_from_the_api_replica_follows_a_run_on_a_worker_and_cancel_reac
         assert [f.id for f in frames[:-1]] == [str(e["seq"]) for e in stored]
         assert all(e["pid"] == worker.process.pid for e in pg_env.log("s1"))
         # The API replica read on when the worker published events, never by its timer.
-        wakeups = _metric(http, "agentd_follow_wakeups_total")
+        wakeups = metric_samples(http, "agentd_follow_wakeups_total")
         assert wakeups.get('cause="notification"', 0) >= 1
         assert wakeups.get('cause="timer"', 0) == 0
         # Resuming with Last-Event-ID on the API replica gives the rest, then `done`.
@@ -279,8 +280,8 @@ def test_a_stream_from_the_api_replica_follows_a_run_on_a_worker_and_cancel_reac
         assert rest[-1].event == "done"
         # The worker's own metrics (it serves no API): what it took from the queue, how fast.
         with httpx.Client(base_url=f"http://127.0.0.1:{metrics_port}", timeout=10) as scrape:
-            assert _metric(scrape, "agentd_queue_claims_total") == {'kind="queued"': 1.0}
-            assert _metric(scrape, "agentd_queue_claim_latency_seconds_count") == {"": 1.0}
+            assert metric_samples(scrape, "agentd_queue_claims_total") == {'kind="queued"': 1.0}
+            assert metric_samples(scrape, "agentd_queue_claim_latency_seconds_count") == {"": 1.0}
             assert "agentd_queue_depth" in scrape.get("/metrics").text
 
         iid = _start(http, "s2")
@@ -366,18 +367,6 @@ def _owns_a_run(env: Env, worker: LiveServer, runs: list[tuple[str, str]]) -> bo
     )
 
 
-def _metric(http: httpx.Client, name: str) -> dict[str, float]:
-    """The samples of `name` on the server's /metrics, by label text ("" without labels)."""
-    samples: dict[str, float] = {}
-    for line in http.get("/metrics").text.splitlines():
-        if line.startswith(f"{name}{{"):
-            labels, _, value = line[len(name) + 1 :].partition("} ")
-            samples[labels] = float(value)
-        elif line.startswith(f"{name} "):
-            samples[""] = float(line.split()[-1])
-    return samples
-
-
 def test_a_follower_on_another_replica_is_woken_by_the_running_replicas_publications(
     pg_env: Env,
 ) -> None:
@@ -401,7 +390,7 @@ def test_a_follower_on_another_replica_is_woken_by_the_running_replicas_publicat
         assert frames[-1].event == "done"
         stored = _events(http, "s1")
         assert [f.id for f in frames[:-1]] == [str(e["seq"]) for e in stored]
-        wakeups = _metric(http, "agentd_follow_wakeups_total")
+        wakeups = metric_samples(http, "agentd_follow_wakeups_total")
         assert wakeups.get('cause="notification"', 0) >= 1
         assert wakeups.get('cause="timer"', 0) == 0
 
