@@ -144,7 +144,7 @@ def test_a_cancel_sent_to_either_process_stops_the_run(env: GatedProcesses) -> N
             cancelled = http.post(f"{_sessions(sid)}/invocations/{runs[sid]}/cancel")
             assert cancelled.status_code == 200, cancelled.text
         for sid, iid in runs.items():
-            wait_until(lambda sid=sid, iid=iid: _status(on_b, sid, iid) == "cancelled")
+            wait_until(lambda: _status(on_b, sid, iid) == "cancelled")  # noqa: B023 (called now)
             last = on_a.get(_sessions(sid)).json()["events"][-1]
             (answer,) = [p["functionResponse"] for p in last["content"]["parts"]]
             assert answer["name"] == "slow_step"  # its open call answered with the cancellation

@@ -24,12 +24,13 @@ async def test_each_listener_hears_what_is_sent_but_a_sender_skips_itself(tmp_pa
     directory = tmp_path / "notify"
     heard: dict[str, list[str]] = {"a": [], "b": []}
     connects: list[str] = []
-    listeners = {
-        name: LocalListener(
-            directory, {"free": heard[name].append}, on_connect=lambda n=name: connects.append(n)
+
+    def listener(name: str) -> LocalListener:
+        return LocalListener(
+            directory, {"free": heard[name].append}, on_connect=lambda: connects.append(name)
         )
-        for name in heard
-    }
+
+    listeners = {name: listener(name) for name in heard}
     for listener in listeners.values():
         await listener.start()
     try:
