@@ -92,7 +92,7 @@ async def test_a_write_units_notification_leaves_after_its_commit_and_never_on_r
         await uow.write("insert", committed)
         await _heard(heard, 1)
 
-        def refused(db: Db) -> None:
+        def refused(_db: Db) -> None:
             after_commit("free", "rolled back")
             raise RuntimeError("the unit fails")
 
