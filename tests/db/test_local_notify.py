@@ -25,12 +25,12 @@ async def test_each_listener_hears_what_is_sent_but_a_sender_skips_itself(tmp_pa
     heard: dict[str, list[str]] = {"a": [], "b": []}
     connects: list[str] = []
 
-    def listener(name: str) -> LocalListener:
+    def listening(name: str) -> LocalListener:
         return LocalListener(
             directory, {"free": heard[name].append}, on_connect=lambda: connects.append(name)
         )
 
-    listeners = {name: listener(name) for name in heard}
+    listeners = {name: listening(name) for name in heard}
     for listener in listeners.values():
         await listener.start()
     try:
