@@ -48,6 +48,7 @@ from app.observability import (
     Metrics,
     configure_logging,
     fastapi_telemetry,
+    process_exited,
     set_current,
     setup_tracing,
 )
@@ -100,6 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     gc.unfreeze()
         finally:
             set_current(previous_metrics)
+            process_exited(os.getpid())  # a worker of several: its live gauges go
 
     app = FastAPI(
         title="agentd",

@@ -183,6 +183,13 @@ class Settings(BaseSettings):
         description="Log lines as JSON (`json`), as plain text (`text`), or `auto`: text when "
         "the log stream (stderr) is a terminal, JSON otherwise (containers, pipes, files).",
     )
+    workers: int = Field(
+        default=0,
+        ge=0,
+        description="Server processes `agentd serve` starts on its port (`--workers`); 0: one "
+        "per core this process may use. They share the database, hear each other's "
+        "notifications and sum their metrics; 1 is a single process.",
+    )
     max_inflight_invocations: int = Field(
         default=0,
         ge=0,
@@ -234,7 +241,7 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = Field(
         default=600,
         ge=0,
-        description="Requests per principal per minute, per replica (0 = unlimited); not "
+        description="Requests per principal per minute, per server process (0 = unlimited); not "
         "applied with AGENTD_AUTH=none (429 rate-limited above).",
     )
     cors_origins: list[str] = Field(
@@ -298,6 +305,16 @@ class Settings(BaseSettings):
     def resolved_blob_dir(self) -> Path:
         """The local blob folder, defaulting to `<data_dir>/blobs`."""
         return self.blob_dir or self.data_dir / "blobs"
+
+    @property
+    def resolved_workers(self) -> int:
+        """The server processes to start: as set, else the cores this process may run on."""
+        if self.workers:
+            return self.workers
+        try:
+            return len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            return os.cpu_count() or 1
 
     @property
     def resolved_max_inflight_invocations(self) -> int:

@@ -63,6 +63,7 @@ def run(mib: int) -> dict[str, float | int | str]:
             "AGENTD_DATA_DIR": str(Path(tmp) / "data"),
             "AGENTD_AGENTS_DIR": str(PROJECT_ROOT / "agents"),
             "AGENTD_MAX_ARTIFACT_BYTES": str(total + CHUNK),
+            "AGENTD_WORKERS": "1",  # the RSS read is this process's
         }
         env.pop("AGENTD_DATABASE_URL", None)
         server = subprocess.Popen(

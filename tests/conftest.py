@@ -6,11 +6,16 @@ template is built once per run and each test gets a copy (a file copy on SQLite,
 """
 
 import itertools
+import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+
+# Every server a test starts is one process (tests signal, stop and measure its pid) unless the
+# test asks for more with `--workers` (tests/api/test_workers_http.py).
+os.environ.setdefault("AGENTD_WORKERS", "1")
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.engine import create_db_engine

@@ -73,7 +73,8 @@ class LiveServer:
     def start(self) -> "LiveServer":
         """Start and wait until /health answers."""
         self.workdir.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, **self.env}
+        # One process unless the test asks for more: tests signal, stop and measure the pid.
+        env = {"AGENTD_WORKERS": "1", **os.environ, **self.env}
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [

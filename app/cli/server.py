@@ -1,15 +1,21 @@
 """The service commands: `serve`, `worker`, `migrate` and `gc`."""
 
 import asyncio
+import contextlib
 import logging
 import os
+import shutil
 import socket
 import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import click
 
 from app.cli.common import redact, settings, setup_logging
 from app.cli.startup import bind_port, require_migrated
+from app.observability.metrics import MULTIPROCESS_DIRECTORY, shared_directory
 from app.settings import get_settings
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -41,14 +47,21 @@ def _migrate(revision: str = "head") -> None:
     default=lambda: int(os.environ.get("PORT", "8000")),
     show_default="8000, $PORT",
 )
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Server processes on the port (default: AGENTD_WORKERS, else one per core).",
+)
 @click.option(
     "--access-log/--no-access-log",
     default=None,
     help="One line per answered request (default: AGENTD_ACCESS_LOG, on).",
 )
 @migrate_option
-def serve(host: str, port: int, workers: int, access_log: bool | None, migrate: bool) -> None:
+def serve(
+    host: str, port: int, workers: int | None, access_log: bool | None, migrate: bool
+) -> None:
     """Serve the HTTP API with uvicorn.
 
     The port is bound and the database's schema checked before anything else starts: a busy
@@ -72,8 +85,15 @@ def serve(host: str, port: int, workers: int, access_log: bool | None, migrate: 
         # uvicorn names no address when handed a socket: say where the API, the console and
         # /docs are.
         base = f"http://{host}:{port}"
-        logger.info("agentd listening on %s: console at %s/console/, API docs at /docs", base, base)
-        _run_uvicorn(sock, host=host, port=port, workers=workers)
+        processes = workers or settings().resolved_workers
+        logger.info(
+            "agentd listening on %s (%d %s): console at %s/console/, API docs at /docs",
+            base,
+            processes,
+            "process" if processes == 1 else "processes",
+            base,
+        )
+        _run_uvicorn(sock, host=host, port=port, workers=processes)
     finally:
         sock.close()
 
@@ -93,7 +113,8 @@ def _run_uvicorn(sock: socket.socket, *, host: str, port: int, workers: int) -> 
         access_log=False,
     )
     if workers > 1:
-        Multiprocess(config, sockets=[sock]).run()
+        with shared_metrics():
+            Multiprocess(config, sockets=[sock]).run()
         return
     server = uvicorn.Server(config)
     try:
@@ -102,6 +123,26 @@ def _run_uvicorn(sock: socket.socket, *, host: str, port: int, workers: int) -> 
         pass
     if not server.started:
         sys.exit(STARTUP_FAILURE)
+
+
+@contextlib.contextmanager
+def shared_metrics() -> Iterator[None]:
+    """The folder the workers share their metrics in (prometheus-client's multiprocess mode),
+    set before they start: PROMETHEUS_MULTIPROC_DIR if the operator set it (emptied: stale
+    files would count a previous run), else a fresh one removed at the end."""
+    given = shared_directory()
+    if given is not None:
+        for stale in Path(given).glob("*.db"):
+            stale.unlink()
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="agentd-metrics-")
+    os.environ[MULTIPROCESS_DIRECTORY] = directory
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROCESS_DIRECTORY]
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @click.command(short_help="Run invocations without serving HTTP.")

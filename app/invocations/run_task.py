@@ -61,6 +61,7 @@ from app.settings import Settings
 
 logger = logging.getLogger("agentd.invocations")
 
+
 class RunTasks:
     """The runs of this process: launching them, their lease and heartbeat, and their end."""
 

@@ -16,16 +16,27 @@ by the app's lifespan with `set_current`; with none set they do nothing, so libr
 and unit tests need no metrics at all. The current `Metrics` is process-wide rather than a
 ContextVar because invocations run in tasks that do not inherit the lifespan's context.
 
-With `agentd serve --workers N` each worker process keeps its own numbers (Prometheus
-multiprocess mode is not set up): run one worker per replica when scraping matters.
+With `agentd serve --workers N` (N > 1) the workers share their numbers through
+prometheus-client's multiprocess mode: `serve` points PROMETHEUS_MULTIPROC_DIR at a fresh
+folder before it starts them, each worker's series are kept there, and `/metrics` from any of
+them answers the sum over all (gauges of what is active: summed over the live workers; process
+and GC series: per process, not collected, as the library cannot merge them).
 """
 
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
@@ -47,7 +58,9 @@ class Metrics:
 
     def __init__(self, *, process_metrics: bool = True) -> None:
         self.registry = CollectorRegistry()
-        if process_metrics:  # process_*, python_info and python_gc_*, as the default registry has
+        self.shared = shared_directory() is not None
+        if process_metrics and not self.shared:
+            # process_*, python_info and python_gc_*, as the default registry has
             ProcessCollector(registry=self.registry)
             PlatformCollector(registry=self.registry)
             GCCollector(registry=self.registry)
@@ -74,6 +87,7 @@ class Metrics:
             "Invocations running (or waiting for their session) on this replica.",
             ["app"],
             registry=self.registry,
+            multiprocess_mode="livesum",
         )
         self.llm_calls = Counter(
             "agentd_llm_calls_total",
@@ -101,11 +115,12 @@ class Metrics:
             "agentd_session_leases_active",
             "Session leases this replica holds.",
             registry=self.registry,
+            multiprocess_mode="livesum",
         )
         self.enqueue_wakeups = Counter(
             "agentd_enqueue_wakeups_total",
             "Times a queued run tried its busy session again, by what prompted it: release (a "
-            "run of this replica ended), notification (another replica's ended, PostgreSQL), "
+            "run of this process ended), notification (another process's ended), "
             "reconnect (notifications may have been missed), poll (nothing did in time).",
             ["cause"],
             registry=self.registry,
@@ -134,8 +149,8 @@ class Metrics:
         self.follow_wakeups = Counter(
             "agentd_follow_wakeups_total",
             "Times a follower of a run in another process read new events, by what prompted "
-            "it: notification (the running process published events, PostgreSQL) or timer "
-            "(none came in time; SQLite's only way).",
+            "it: notification (the running process published events) or timer (none came in "
+            "time).",
             ["cause"],
             registry=self.registry,
         )
@@ -144,6 +159,7 @@ class Metrics:
             "Invocations waiting to be taken from the queue, as this process last saw them "
             "(it looks at most 4 x its free slots ahead).",
             registry=self.registry,
+            multiprocess_mode="livemax",
         )
         self.fenced_writes = Counter(
             "agentd_fenced_writes_total",
@@ -187,8 +203,30 @@ class Metrics:
             child.observe(time.perf_counter() - start)
 
     def exposition(self) -> bytes:
-        """The registry in the Prometheus text format."""
-        return generate_latest(self.registry)
+        """The registry in the Prometheus text format: with several workers, every worker's
+        series summed (multiprocess mode)."""
+        directory = shared_directory()
+        if directory is None:
+            return generate_latest(self.registry)
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path=directory)  # type: ignore[no-untyped-call]
+        return generate_latest(registry)
+
+
+#: The environment variable prometheus-client's multiprocess mode reads (at import).
+MULTIPROCESS_DIRECTORY = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def shared_directory() -> str | None:
+    """The folder the worker processes share their series in, or None (one process)."""
+    return os.environ.get(MULTIPROCESS_DIRECTORY) or None
+
+
+def process_exited(pid: int) -> None:
+    """Drop an exited worker's share of the live gauges (its counters stay counted)."""
+    directory = shared_directory()
+    if directory is not None:
+        multiprocess.mark_process_dead(pid, directory)  # type: ignore[no-untyped-call]
 
 
 # -- the process's current Metrics, for code that cannot see the app ----------------------

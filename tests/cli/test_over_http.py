@@ -99,4 +99,6 @@ def test_a_server_with_api_keys_needs_the_key(agentd: Agentd, tmp_path: Path) ->
 
 def test_serve_says_where_the_console_is(server: LiveServer) -> None:
     base = f"http://127.0.0.1:{server.port}"
-    assert f"agentd listening on {base}: console at {base}/console/" in server.log.read_text()
+    assert f"agentd listening on {base} (1 process): console at {base}/console/" in (
+        server.log.read_text()
+    )
