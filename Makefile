@@ -11,7 +11,7 @@ PORT ?= 8000
 SERVE_STAMP := $(VENV)/.installed-serve
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run run-pg test fuzz venv dev-venv migrate gc bench bench-artifacts bench-load bench-queue bench-long screenshots openapi sdk lint typecheck fmt clean spikes
+.PHONY: run run-pg test fuzz venv dev-venv migrate gc bench bench-artifacts bench-load bench-queue bench-long bench-streams screenshots openapi sdk lint typecheck fmt clean spikes
 
 $(SERVE_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,10 @@ bench-queue: $(DEV_STAMP)
 # session, memory per cached event.
 bench-long: $(DEV_STAMP)
 	$(BIN)/python -m bench.long_session --turns 10000
+
+# Concurrent streamed invocations (issue 31): a ladder of 100 to 5,000 against a 2 s model.
+bench-streams: $(DEV_STAMP)
+	$(BIN)/python -m bench.streams
 
 bench-load: $(DEV_STAMP)
 	$(BIN)/python -m bench.load --db both

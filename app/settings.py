@@ -190,6 +190,11 @@ class Settings(BaseSettings):
         "per core this process may use. They share the database, hear each other's "
         "notifications and sum their metrics; 1 is a single process.",
     )
+    loop: Literal["auto", "asyncio", "uvloop"] = Field(
+        default="auto",
+        description="The event loop `agentd serve` runs on: uvloop when installed (`auto`), "
+        "or asyncio's own (README, Performance: how each behaves under overload).",
+    )
     max_inflight_invocations: int = Field(
         default=0,
         ge=0,

@@ -2,7 +2,7 @@
 
 import argparse
 
-from bench import compare, long_session, pages
+from bench import compare, long_session, pages, streams
 from bench.artifact_rss import run
 from bench.load import run as load_run
 
@@ -67,3 +67,16 @@ def test_long_session_benchmark_measures_requests_gets_and_cached_events() -> No
     assert memory["cache_bytes_per_event_hot"] > memory["stored_json_bytes_per_event"] > 0
     assert memory["cache_bytes_per_event_cold"] > 0
     assert "| long_plain | 25 |" in long_session.table(figures)
+
+
+def test_streams_benchmark_completes_whole_streams_on_two_workers() -> None:
+    args = argparse.Namespace(
+        seconds=2.5, clients=1, workers=2, loop="auto", max_inflight=0, json=False
+    )
+    step = streams.run_step(4, args)
+    assert step["completed"] >= 4
+    assert step["errors"] == {}
+    assert step["refused_503"] == 0
+    assert step["first_chunk_p50_ms"] < step["latency_p50_ms"]
+    assert step["server_cpu_ms_per_stream"] > 0
+    assert "| 4 |" in streams.table([step])

@@ -111,6 +111,7 @@ def _run_uvicorn(sock: socket.socket, *, host: str, port: int, workers: int) -> 
         log_config=None,
         # agentd writes its own access line (app/api/middleware.py): uvicorn's stays off.
         access_log=False,
+        loop=settings().loop,
     )
     if workers > 1:
         with shared_metrics():
