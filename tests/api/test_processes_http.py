@@ -12,16 +12,12 @@ tool run with its process id.
 """
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import fresh_pg_url
 from tests.live_server import GatedProcesses, iter_sse, metric_samples, wait_until
-from tests.pgserver import PostgresServer
 
 APP = "durable_agent"
 USER = "u1"
@@ -30,15 +26,10 @@ MESSAGE = {"role": "user", "parts": [{"text": "go"}]}
 NO_POLL = {"AGENTD_ENQUEUE_POLL_SECONDS": "3600"}
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GatedProcesses]:
-    database_url = None
-    if request.param == "postgres":
-        postgres: PostgresServer = request.getfixturevalue("postgres")
-        database_url = fresh_pg_url(postgres, request.getfixturevalue("pg_template"))
-    processes = GatedProcesses(tmp_path, database_url)
-    yield processes
-    processes.stop_all()
+@pytest.fixture
+def env(gated_processes: GatedProcesses) -> GatedProcesses:
+    """Two processes' database: SQLite, then PostgreSQL (`tests/api/conftest.py`)."""
+    return gated_processes
 
 
 def _sessions(sid: str = "") -> str:

@@ -14,32 +14,24 @@ tool run with its process id. Leases are 30 s, so a stopped process keeps its ru
 import json
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import fresh_pg_url
 from tests.live_server import GatedProcesses, LiveServer, iter_sse, metric_samples, wait_until
-from tests.pgserver import PostgresServer
 
 APP = "durable_agent"
 USER = "u1"
 MESSAGE = {"role": "user", "parts": [{"text": "go"}]}
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GatedProcesses]:
-    database_url = None
-    if request.param == "postgres":
-        postgres: PostgresServer = request.getfixturevalue("postgres")
-        database_url = fresh_pg_url(postgres, request.getfixturevalue("pg_template"))
-    processes = GatedProcesses(tmp_path, database_url)
-    processes.vars |= {"AGENTD_LEASE_SECONDS": "30", "AGENTD_ENQUEUE_POLL_SECONDS": "3600"}
-    yield processes
-    processes.stop_all()
+@pytest.fixture
+def env(gated_processes: GatedProcesses) -> GatedProcesses:
+    """SQLite, then PostgreSQL (`tests/api/conftest.py`); 30 s leases, no enqueue poll."""
+    gated_processes.vars |= {"AGENTD_LEASE_SECONDS": "30", "AGENTD_ENQUEUE_POLL_SECONDS": "3600"}
+    return gated_processes
 
 
 class Workers:

@@ -31,7 +31,7 @@ import pytest
 
 from tests.conftest import fresh_pg_url
 from tests.histories import assert_whole, outline
-from tests.live_server import GatedProcesses, LiveServer, wait_until
+from tests.live_server import GatedProcesses, LiveServer, metric_samples, wait_until
 from tests.pgserver import PostgresServer
 
 logger = logging.getLogger(__name__)
@@ -110,23 +110,15 @@ def assert_one_block_per_invocation(history: list[dict[str, Any]]) -> None:
     assert len(blocks) == len(set(blocks)), [(e["seq"], e["invocationId"]) for e in history]
 
 
-def metric(http: httpx.Client, name: str) -> dict[str, float]:
-    """The samples of `name` on the server's /metrics, by label text."""
-    samples: dict[str, float] = {}
-    for line in http.get("/metrics").text.splitlines():
-        if line.startswith(f"{name}{{"):
-            labels, _, value = line[len(name) + 1 :].partition("} ")
-            samples[labels] = float(value)
-    return samples
-
-
 def finish_tries(http: httpx.Client) -> float:
     """How many transactions recording an invocation's end the server tried (failed included)."""
-    return metric(http, "agentd_db_transaction_seconds_count").get('operation="finish"', 0.0)
+    return metric_samples(http, "agentd_db_transaction_seconds_count").get(
+        'operation="finish"', 0.0
+    )
 
 
 def fenced(http: httpx.Client) -> dict[str, float]:
-    return metric(http, "agentd_fenced_writes_total")
+    return metric_samples(http, "agentd_fenced_writes_total")
 
 
 # -- 1. SIGSTOP past the lease -----------------------------------------------------------------
