@@ -42,7 +42,7 @@ from app.api.errors import (
 from app.api.mcp_route import LazyMcpRoute
 from app.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
 from app.api.openapi import document_problems
-from app.errors import InternalError
+from app.errors import InternalError, Overloaded
 from app.invocations.registry import AppRegistry
 from app.observability import (
     Metrics,
@@ -121,6 +121,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.metrics = Metrics()
     # Unexpected errors become a generic 500 problem; their text (maybe internals) is only logged.
     unhandled: dict[str, Any] = {"default": InternalError}
+    # The handler logs every 5xx with its traceback; an overload refusal is expected, counted
+    # (agentd_invocations_refused_total) and must stay cheap when thousands arrive a second
+    # (formatting a traceback was most of a refusal's cost).
+    logger.addFilter(_not_overload)
     add_exception_handler(
         app,
         new_exception_handler(
@@ -168,6 +172,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mcp.add_to(app)
     setup_tracing(app)
     return app
+
+
+def _not_overload(record: logging.LogRecord) -> bool:
+    """Whether to log `record`: not the problem handler's line for a 503 `overloaded`."""
+    return not (record.exc_info and isinstance(record.exc_info[1], Overloaded))
 
 
 def __getattr__(name: str) -> FastAPI:

@@ -74,6 +74,10 @@ def test_past_the_bound_every_door_answers_503_and_stores_nothing(
         assert http.get(f"{SESSIONS}/s3/invocations").json()["invocations"] == []
         metrics = http.get("/metrics").text
         assert "agentd_invocations_refused_total 4.0" in metrics
+        # Expected and counted: no error line, no traceback per refusal.
+        log = server.log.read_text()
+        assert "Too many invocations in flight" not in log
+        assert "Traceback" not in log
 
         for sid in running:
             (tmp_path / "gates" / f"{sid}.open").touch()
