@@ -400,7 +400,13 @@ class LlmAgent(BaseAgent):
         actions: EventActions,
         previous: Event | None,
     ) -> Event:
-        fields = response.model_dump(exclude_none=True, exclude={"content"})
+        # The response's set fields as they are (no dump and re-validation: this runs for every
+        # streamed chunk); an Event has every field an LlmResponse has.
+        fields = {
+            name: value
+            for name in _RESPONSE_FIELDS
+            if (value := getattr(response, name)) is not None
+        }
         event = self.make_event(
             ctx,
             content=response.content,
@@ -493,6 +499,9 @@ async def _resolve_instruction(
         result = await result
     return str(result)
 
+
+#: What an event copies from the model response it records (all but its content, given apart).
+_RESPONSE_FIELDS = tuple(name for name in LlmResponse.model_fields if name != "content")
 
 _SET_MODEL_RESPONSE_INSTRUCTION = (
     "After completing any needed tool calls, provide your final response by calling "
