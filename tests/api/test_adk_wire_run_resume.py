@@ -10,7 +10,6 @@ events. Where agentd differs on purpose (an unknown id is 404, a finished one 40
 import json
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -21,10 +20,9 @@ import pytest
 from tests.adk_fixtures import FIXTURES
 from tests.api.served import get_json
 from tests.apps.resumable_agent.agent import BROKE_MESSAGE, FIXED, RELEASED
-from tests.conftest import fresh_pg_url, fresh_sqlite_url
+from tests.backends import module_servers
 from tests.histories import kinds, parts
 from tests.live_server import LiveServer, gated_app_env, iter_sse, wait_until
-from tests.pgserver import PostgresServer
 
 APP = "resumable_agent"
 USER = "u1"
@@ -48,42 +46,7 @@ class Deployment:
         (self.gates / f"{sid}.open").touch()
 
 
-@pytest.fixture(scope="module")
-def sqlite_deployment(
-    tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path
-) -> Iterator[Deployment]:
-    """A server on a migrated SQLite file of its own."""
-    root = tmp_path_factory.mktemp("resume-sqlite")
-    deployment = Deployment(root, fresh_sqlite_url(sqlite_template, root))
-    deployment.server.start()
-    yield deployment
-    deployment.server.stop()
-
-
-@pytest.fixture(scope="module")
-def postgres_deployment(
-    tmp_path_factory: pytest.TempPathFactory, postgres: PostgresServer, pg_template: str
-) -> Iterator[Deployment]:
-    """A server on a migrated PostgreSQL database of its own."""
-    root = tmp_path_factory.mktemp("resume-postgres")
-    deployment = Deployment(root, fresh_pg_url(postgres, pg_template))
-    deployment.server.start()
-    yield deployment
-    deployment.server.stop()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def deployment(request: pytest.FixtureRequest) -> Deployment:
-    """The module's server on each backend."""
-    found: Deployment = request.getfixturevalue(f"{request.param}_deployment")
-    return found
-
-
-@pytest.fixture
-def http(deployment: Deployment) -> Iterator[httpx.Client]:
-    """A client of the backend's server."""
-    with httpx.Client(base_url=deployment.server.url, timeout=30) as client:
-        yield client
+sqlite_deployment, postgres_deployment, deployment, http = module_servers("resume", Deployment)
 
 
 # -- helpers ------------------------------------------------------------------------------------

@@ -6,18 +6,15 @@ records every request, its summarizer joins what it read (and raises on "explode
 
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from app.agents.contents import SUMMARY_LEAD
 from tests.api.served import get_json
-from tests.conftest import fresh_pg_url, fresh_sqlite_url
+from tests.backends import module_servers
 from tests.live_server import LiveServer, gated_app_env, wait_until
-from tests.pgserver import PostgresServer
 
 APP = "compacting_agent"
 SESSIONS = f"/apps/{APP}/users/u1/sessions"
@@ -51,42 +48,7 @@ class Deployment:
         return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-@pytest.fixture(scope="module")
-def sqlite_deployment(
-    tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path
-) -> Iterator[Deployment]:
-    """A server on a migrated SQLite file of its own."""
-    root = tmp_path_factory.mktemp("compaction-sqlite")
-    deployment = Deployment(root, fresh_sqlite_url(sqlite_template, root))
-    deployment.server.start()
-    yield deployment
-    deployment.server.stop()
-
-
-@pytest.fixture(scope="module")
-def postgres_deployment(
-    tmp_path_factory: pytest.TempPathFactory, postgres: PostgresServer, pg_template: str
-) -> Iterator[Deployment]:
-    """A server on a migrated PostgreSQL database of its own."""
-    root = tmp_path_factory.mktemp("compaction-postgres")
-    deployment = Deployment(root, fresh_pg_url(postgres, pg_template))
-    deployment.server.start()
-    yield deployment
-    deployment.server.stop()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def deployment(request: pytest.FixtureRequest) -> Deployment:
-    """The module's server on each backend."""
-    found: Deployment = request.getfixturevalue(f"{request.param}_deployment")
-    return found
-
-
-@pytest.fixture
-def http(deployment: Deployment) -> Iterator[httpx.Client]:
-    """A client of the backend's server."""
-    with httpx.Client(base_url=deployment.server.url, timeout=30) as client:
-        yield client
+sqlite_deployment, postgres_deployment, deployment, http = module_servers("compaction", Deployment)
 
 
 def _session(http: httpx.Client, state: dict[str, Any] | None = None) -> str:
