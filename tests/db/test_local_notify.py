@@ -39,9 +39,12 @@ async def test_each_listener_hears_what_is_sent_but_a_sender_skips_itself(tmp_pa
         await _heard(heard["a"], 1)
         await _heard(heard["b"], 1)
         listeners["a"].notify([("free", "from a")])
-        await _heard(heard["b"], 2)
-        await asyncio.sleep(0.05)  # would have arrived by now
-        assert heard == {"a": ["1 owner"], "b": ["1 owner", "from a"]}
+        # Sent after a's notification from the same process socket, so arriving in order: had a
+        # sent to itself, "from a" would be in a's list before "marker".
+        send(directory, [("free", "marker")])
+        await _heard(heard["a"], 2)
+        await _heard(heard["b"], 3)
+        assert heard == {"a": ["1 owner", "marker"], "b": ["1 owner", "from a", "marker"]}
     finally:
         for listener in listeners.values():
             await listener.stop()
