@@ -42,6 +42,7 @@ from app.agents.token_budget import (
     CONTEXT_LEAD,
     TokenEstimate,
     first_turn_start,
+    track_calls,
     within_budget,
 )
 from app.contexts.invocation import InvocationContext
@@ -107,7 +108,7 @@ def build_contents(
         contents = _convert_visible(visible[last_user:], agent_name, _track_hidden(events, set()))
         _, repeated = _track_answers(contents, set(), set())
         return within_budget(
-            _latest_answers_only(_answered_only(contents, _track_calls(contents, set())), repeated),
+            _latest_answers_only(_answered_only(contents, track_calls(contents, set())), repeated),
             ctx,
             estimate,
         )
@@ -118,7 +119,7 @@ def build_contents(
     if memo is not None and seen is not None and not _compacts(events[seen:]):
         hidden = _track_hidden(events[seen:], set(memo.hidden))
         new, new_seqs = _convert(events[seen:], agent_name, ctx.branch, hidden)
-        open_calls = _track_calls(new, set(memo.open_calls))
+        open_calls = track_calls(new, set(memo.open_calls))
         answered, repeated = _track_answers(new, memo.answered, memo.repeated)
         contents, seqs = _after_window_start(memo, events[0].seq)
         # In place when the window did not move (the memo is replaced just below): the memo's
@@ -142,7 +143,7 @@ def build_contents(
             converted, seqs = converted[skip:], seqs[skip:]
         contents = lead + converted
         seqs = [-1] * len(lead) + seqs
-        open_calls = _track_calls(contents, set())
+        open_calls = track_calls(contents, set())
         answered, repeated = _track_answers(contents, set(), set())
         summarized = compaction is not None
     if events:
@@ -166,7 +167,7 @@ def build_contents(
     latest = _latest_answer_after_its_call(contents)
     if latest is not None:
         contents = latest
-        open_calls = _track_calls(contents, set())
+        open_calls = track_calls(contents, set())
         _, repeated = _track_answers(contents, set(), set())
     # A copy: callbacks may edit the request's list, and the memo must not see that.
     return within_budget(
@@ -302,17 +303,6 @@ def _latest_answer_after_its_call(contents: list[types.Content]) -> list[types.C
     others = [p for p in last.parts or () if p.function_response is None]
     parts = [*merged.values(), *others]
     return [*contents[: at + 1], last.model_copy(update={"parts": parts})]
-
-
-def _track_calls(contents: Sequence[types.Content], open_calls: set[str]) -> set[str]:
-    """`open_calls` updated with the calls `contents` make and the responses it holds."""
-    for content in contents:
-        for part in content.parts or ():
-            if part.function_call is not None and part.function_call.id:
-                open_calls.add(part.function_call.id)
-            elif part.function_response is not None and part.function_response.id:
-                open_calls.discard(part.function_response.id)
-    return open_calls
 
 
 def _track_answers(

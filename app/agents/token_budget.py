@@ -6,7 +6,7 @@ the next. Whatever is left out of a request is left out by whole turns: the toke
 starts at the next turn, so a function response never reaches the model without its call.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from google.genai import types
 
@@ -48,12 +48,20 @@ def turn_starts(contents: Sequence[types.Content]) -> list[int]:
     for index, content in enumerate(contents):
         if index > 0 and not open_calls and starts_turn(content):
             starts.append(index)
-        for part in content.parts or []:
+        track_calls((content,), open_calls)
+    return starts
+
+
+def track_calls(contents: Iterable[types.Content], open_calls: set[str]) -> set[str]:
+    """`open_calls` (updated in place) after the calls `contents` make and the responses it
+    holds: the one rule for which function calls still wait for their answer."""
+    for content in contents:
+        for part in content.parts or ():
             if part.function_call is not None and part.function_call.id:
                 open_calls.add(part.function_call.id)
             elif part.function_response is not None and part.function_response.id:
                 open_calls.discard(part.function_response.id)
-    return starts
+    return open_calls
 
 
 def within_budget(
