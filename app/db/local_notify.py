@@ -131,14 +131,21 @@ class LocalListener:
         self.connects = 0
 
     async def start(self) -> None:
-        """Bind this process's socket and start reading."""
-        self.directory.mkdir(mode=0o700, exist_ok=True)
+        """Bind this process's socket and start reading. A folder this process may not use
+        (another user's) leaves it not listening, as on a database without notifications:
+        its waits fall back to their polls."""
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        sock.setblocking(False)
-        # Room for bursts (a run's events, many ends at once) before a sender would drop one.
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-        sock.bind(str(self.directory / self.name))
+        try:
+            self.directory.mkdir(mode=0o700, exist_ok=True)
+            sock.setblocking(False)
+            # Room for bursts (a run's events, many ends at once) before a sender drops one.
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+            sock.bind(str(self.directory / self.name))
+        except OSError as exc:
+            sock.close()
+            logger.warning("not listening for other processes' notifications: %s", exc)
+            return
         self._socket = sock
         asyncio.get_running_loop().add_reader(sock.fileno(), self._read)
         self.connects += 1

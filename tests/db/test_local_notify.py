@@ -108,3 +108,14 @@ async def test_a_write_units_notification_leaves_after_its_commit_and_never_on_r
     finally:
         await listener.stop()
         await engine.dispose()
+
+
+async def test_a_folder_it_may_not_use_leaves_the_process_not_listening(tmp_path: Path) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the folder would be")
+    connects: list[bool] = []
+    listener = LocalListener(blocked, {}, on_connect=lambda: connects.append(True))
+    await listener.start()  # no exception: the process serves on, polling
+    assert listener.connects == 0
+    assert connects == []
+    await listener.stop()
