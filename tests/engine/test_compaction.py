@@ -57,6 +57,21 @@ def _texts(contents: list[types.Content]) -> list[str]:
     return ["".join(p.text or "" for p in c.parts or ()) for c in contents]
 
 
+def _compacting_runner(
+    services: Services, model: ScriptModel, summarizer: Summarizer, *, interval: int
+) -> Runner:
+    """A runner of an app whose root agent answers with `model`, compacting every `interval`
+    invocations through `summarizer`, with no overlap."""
+    app = App(
+        name="app",
+        root_agent=LlmAgent(name="root", model=model),
+        events_compaction_config=EventsCompactionConfig(
+            compaction_interval=interval, overlap_size=0, summarizer=summarizer
+        ),
+    )
+    return Runner(app=app, session_service=services.sessions)
+
+
 async def _turn(runner: Runner, text: str, **kwargs: Any) -> list[Event]:
     return [
         e
@@ -78,14 +93,7 @@ async def test_run_async_compacts_at_its_end_and_the_next_request_starts_from_it
 ) -> None:
     model = ScriptModel(replies=[text_response("ok")])
     summarizer = Summarizer()
-    app = App(
-        name="app",
-        root_agent=LlmAgent(name="root", model=model),
-        events_compaction_config=EventsCompactionConfig(
-            compaction_interval=2, overlap_size=0, summarizer=summarizer
-        ),
-    )
-    runner = Runner(app=app, session_service=services.sessions)
+    runner = _compacting_runner(services, model, summarizer, interval=2)
     await services.sessions.create_session(app_name="app", user_id="u", session_id="s")
     await _turn(runner, "one")
     answered = await _turn(runner, "two")
@@ -103,14 +111,7 @@ async def test_run_async_compacts_at_its_end_and_the_next_request_starts_from_it
 async def test_a_failing_summarizer_changes_nothing(services: Services) -> None:
     model = ScriptModel(replies=[text_response("ok")])
     summarizer = Summarizer(fail=True)
-    app = App(
-        name="app",
-        root_agent=LlmAgent(name="root", model=model),
-        events_compaction_config=EventsCompactionConfig(
-            compaction_interval=1, overlap_size=0, summarizer=summarizer
-        ),
-    )
-    runner = Runner(app=app, session_service=services.sessions)
+    runner = _compacting_runner(services, model, summarizer, interval=1)
     await services.sessions.create_session(
         app_name="app", user_id="u", session_id="s", state={"k": 1}
     )
